@@ -1,0 +1,35 @@
+# Everything a person does with vgate goes through these targets.
+SHELL := /bin/bash
+NODE_BIN := node_modules/.bin
+STAMP := node_modules/.install-stamp
+
+.PHONY: install build test lint run bench clean
+
+install: $(STAMP)
+
+# Reinstall only when the lock file changed (or nothing is installed yet).
+$(STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $(STAMP)
+
+build: install
+	$(NODE_BIN)/tsc -p tsconfig.json
+
+test: build
+	$(NODE_BIN)/mocha
+
+lint: install
+	$(NODE_BIN)/eslint .
+	$(NODE_BIN)/prettier --check .
+
+# Starts `vgate serve --dev` on https://localhost:8443 with a self-signed certificate.
+run: build
+	@echo "vgate: https://localhost:8443 (self-signed certificate, --dev)"
+	@echo "try:   curl -sk -H 'Content-Type: application/json' --data @test/fixtures/sample-admission-review.json https://localhost:8443/validate/ownedaccesskeys"
+	node webhook/bin/vgate serve --dev $(ARGS)
+
+bench: build
+	node dist/test/bench/run.js
+
+clean:
+	rm -rf dist
