@@ -1,0 +1,78 @@
+// Discovery documents as kube-apiserver writes them (APIVersions, APIGroupList, APIGroup,
+// APIResourceList), built from the resource registry.
+
+import { apiVersionOf, type ResourceRegistry, type ResourceType } from "./resources.js";
+
+export const SERVER_VERSION = {
+  major: "1",
+  minor: "31",
+  gitVersion: "v1.31.0-vgate-test",
+  gitCommit: "0000000000000000000000000000000000000000",
+  gitTreeState: "clean",
+  buildDate: "2024-08-13T00:00:00Z",
+  goVersion: "go1.22.5",
+  compiler: "gc",
+  platform: "linux/amd64",
+};
+
+export function apiVersions(serverAddress: string): object {
+  return {
+    kind: "APIVersions",
+    versions: ["v1"],
+    serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress }],
+  };
+}
+
+function apiGroup(group: string, versions: string[]): object {
+  const list = versions.map((version) => ({ groupVersion: `${group}/${version}`, version }));
+  return { name: group, versions: list, preferredVersion: list[0] };
+}
+
+export function apiGroupList(registry: ResourceRegistry): object {
+  const groups = registry
+    .groups()
+    .filter((g) => g.group !== "")
+    .map((g) => apiGroup(g.group, g.versions));
+  return { kind: "APIGroupList", apiVersion: "v1", groups };
+}
+
+/** `/apis/<group>`, or null when the group is not served. */
+export function apiGroupDocument(registry: ResourceRegistry, group: string): object | null {
+  const entry = registry.groups().find((g) => g.group === group && group !== "");
+  return entry ? { kind: "APIGroup", apiVersion: "v1", ...apiGroup(group, entry.versions) } : null;
+}
+
+/** `/api/v1` or `/apis/<group>/<version>`, or null when the group/version is not served. */
+export function apiResourceList(
+  registry: ResourceRegistry,
+  group: string,
+  version: string,
+): object | null {
+  const types = registry.inGroupVersion(group, version);
+  if (types.length === 0) return null;
+  return {
+    kind: "APIResourceList",
+    apiVersion: "v1",
+    groupVersion: apiVersionOf(group, version),
+    resources: types.flatMap(resourceEntries),
+  };
+}
+
+function resourceEntries(t: ResourceType): object[] {
+  const main: Record<string, unknown> = {
+    name: t.resource,
+    singularName: t.singular,
+    namespaced: t.namespaced,
+    kind: t.kind,
+    verbs: t.verbs,
+  };
+  if (t.shortNames) main["shortNames"] = t.shortNames;
+  const subs = (t.subresources ?? []).map((s) => ({
+    name: `${t.resource}/${s.name}`,
+    singularName: "",
+    namespaced: t.namespaced,
+    kind: s.kind,
+    verbs: s.verbs,
+  }));
+  return [main, ...subs];
+}

@@ -1,0 +1,193 @@
+// A small, faithful, in-process Kubernetes API server for tests. It speaks HTTPS with a fresh
+// self-signed certificate, authenticates bearer tokens, authorizes through a replaceable hook, and
+// serves discovery, SubjectAccessReview and in-memory objects with kube-shaped errors. Clients use
+// it exactly as a real cluster: through the kubeconfig file it writes.
+
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DEFAULT_GROUP_DOMAIN } from "../../../webhook/src/api/ownedaccesskey.js";
+import { MASTERS, type Authorizer, type UserIdentity } from "./authorizer.js";
+import { writeKubeconfig } from "./kubeconfig-file.js";
+import { ResourceRegistry, defaultResources, type ResourceType } from "./resources.js";
+import { ApiServerCore, type RequestRecord } from "./server.js";
+import { ObjectStore, type KubeObject } from "./store.js";
+import { servingCert } from "./tls.js";
+
+export type {
+  AuthorizationAttributes,
+  Authorizer,
+  AuthorizerDecision,
+  UserIdentity,
+} from "./authorizer.js";
+export type { RequestRecord } from "./server.js";
+export type { KubeObject } from "./store.js";
+export { resourceType, type ResourceType } from "./resources.js";
+
+export interface StartApiServerOptions {
+  /** `loft.sh` unless set: the management.<domain> and storage.<domain> groups. */
+  groupDomain?: string;
+  /** How many requests `requests` keeps (the newest); 10000 unless set. */
+  maxRecordedRequests?: number;
+}
+
+/** The identity behind `token`: like kind's admin user, a member of system:masters. */
+export const ADMIN_USER: UserIdentity = {
+  user: "kubernetes-admin",
+  groups: [MASTERS, "system:authenticated"],
+};
+
+export interface TestApiServer {
+  /** `https://127.0.0.1:<port>` */
+  url: string;
+  caPem: string;
+  /** A kubeconfig for ADMIN_USER with the CA inline and `token`. */
+  kubeconfigPath: string;
+  token: string;
+  groupDomain: string;
+  /** Decides SubjectAccessReviews and requests of users outside system:masters. Replaceable. */
+  authorize: Authorizer;
+  /** The requests received, oldest first (the newest maxRecordedRequests of them). */
+  requests: RequestRecord[];
+  /** The served resource types; add one to simulate installing a CRD. */
+  registry: ResourceRegistry;
+  /** Stores an object as is (server-owned metadata filled in); returns the stored copy. */
+  put(obj: KubeObject): KubeObject;
+  get(
+    apiVersion: string,
+    kindOrResource: string,
+    name: string,
+    namespace?: string,
+  ): KubeObject | undefined;
+  /** Deletes an object; false when there was none. */
+  remove(apiVersion: string, kindOrResource: string, name: string, namespace?: string): boolean;
+  /** Makes `token` authenticate as `identity`. */
+  addToken(token: string, identity: UserIdentity): void;
+  /** Writes another kubeconfig (same server and CA) for `token`; returns its path. */
+  writeKubeconfig(token: string, name?: string): Promise<string>;
+  /** While down, every request is answered 503 ServiceUnavailable. */
+  setDown(down: boolean): void;
+  /** Delays every answer, to make clients hit their deadlines. */
+  setDelay(ms: number): void;
+  close(): Promise<void>;
+}
+
+export async function startApiServer(opts: StartApiServerOptions = {}): Promise<TestApiServer> {
+  const groupDomain = opts.groupDomain ?? DEFAULT_GROUP_DOMAIN;
+  const registry = new ResourceRegistry();
+  for (const type of defaultResources(groupDomain)) registry.add(type);
+  const core = new ApiServerCore(registry, new ObjectStore());
+  if (opts.maxRecordedRequests !== undefined) core.maxRecords = opts.maxRecordedRequests;
+  const tls = await servingCert();
+  await core.listen(tls);
+  const dir = await mkdtemp(join(tmpdir(), "vgate-apiserver-"));
+  const token = randomBytes(32).toString("hex");
+  core.tokens.set(token, ADMIN_USER);
+  const url = `https://${core.address()}`;
+  const kubeconfigFor = (t: string, name: string) =>
+    writeKubeconfig(join(dir, `${name}.kubeconfig`), {
+      server: url,
+      caPem: tls.cert,
+      token: t,
+      name,
+    });
+  const kubeconfigPath = await kubeconfigFor(token, "vgate-test");
+  return new Handle(
+    core,
+    { url, caPem: tls.cert, kubeconfigPath, token, groupDomain },
+    dir,
+    kubeconfigFor,
+  );
+}
+
+class Handle implements TestApiServer {
+  readonly url: string;
+  readonly caPem: string;
+  readonly kubeconfigPath: string;
+  readonly token: string;
+  readonly groupDomain: string;
+
+  constructor(
+    private readonly core: ApiServerCore,
+    fields: {
+      url: string;
+      caPem: string;
+      kubeconfigPath: string;
+      token: string;
+      groupDomain: string;
+    },
+    private readonly dir: string,
+    private readonly kubeconfigFor: (token: string, name: string) => Promise<string>,
+  ) {
+    this.url = fields.url;
+    this.caPem = fields.caPem;
+    this.kubeconfigPath = fields.kubeconfigPath;
+    this.token = fields.token;
+    this.groupDomain = fields.groupDomain;
+  }
+
+  get authorize(): Authorizer {
+    return this.core.authorize;
+  }
+  set authorize(fn: Authorizer) {
+    this.core.authorize = fn;
+  }
+  get requests(): RequestRecord[] {
+    return this.core.requests;
+  }
+  get registry(): ResourceRegistry {
+    return this.core.registry;
+  }
+
+  put(obj: KubeObject): KubeObject {
+    const type = this.typeOf(String(obj.apiVersion ?? ""), String(obj.kind ?? ""));
+    return this.core.store.put(type, { ...obj, apiVersion: obj.apiVersion, kind: type.kind });
+  }
+
+  get(
+    apiVersion: string,
+    kindOrResource: string,
+    name: string,
+    namespace = "",
+  ): KubeObject | undefined {
+    return this.core.store.get(this.typeOf(apiVersion, kindOrResource), namespace, name);
+  }
+
+  remove(apiVersion: string, kindOrResource: string, name: string, namespace = ""): boolean {
+    return (
+      this.core.store.remove(this.typeOf(apiVersion, kindOrResource), namespace, name) !== undefined
+    );
+  }
+
+  addToken(token: string, identity: UserIdentity): void {
+    this.core.tokens.set(token, identity);
+  }
+
+  writeKubeconfig(
+    token: string,
+    name = `user-${this.core.tokens.get(token)?.user ?? "unknown"}`,
+  ): Promise<string> {
+    return this.kubeconfigFor(token, name.replace(/[^a-zA-Z0-9-]/g, "-"));
+  }
+
+  setDown(down: boolean): void {
+    this.core.down = down;
+  }
+
+  setDelay(ms: number): void {
+    this.core.delayMs = ms;
+  }
+
+  async close(): Promise<void> {
+    await this.core.close();
+    await rm(this.dir, { recursive: true, force: true });
+  }
+
+  private typeOf(apiVersion: string, kindOrResource: string): ResourceType {
+    const type = this.core.registry.lookup(apiVersion, kindOrResource);
+    if (!type)
+      throw new Error(`test apiserver: no resource type for ${apiVersion} ${kindOrResource}`);
+    return type;
+  }
+}

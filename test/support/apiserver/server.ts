@@ -1,0 +1,211 @@
+// The test API server: HTTPS, bearer-token authentication, authorization through a hook, discovery,
+// SubjectAccessReview and generic object storage. Each request goes through one pipeline:
+// record -> (delay) -> (down?) -> authenticate -> route -> JSON answer or metav1.Status.
+
+import https from "node:https";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { KubeError, asKubeError } from "../../../webhook/src/api/status.js";
+import {
+  MASTERS,
+  bearerToken,
+  decide,
+  mastersOnly,
+  type Authorizer,
+  type UserIdentity,
+} from "./authorizer.js";
+import * as discovery from "./discovery.js";
+import { forbidden, pathNotFound, serviceUnavailable, unauthorized } from "./errors.js";
+import { handleObjects, type Reply } from "./objects.js";
+import { parseRequestInfo, type RequestInfo } from "./request-info.js";
+import { ResourceRegistry, type ResourceType } from "./resources.js";
+import { Router } from "./router.js";
+import type { ObjectStore } from "./store.js";
+import { handleSubjectAccessReview } from "./subject-access-review.js";
+
+export interface RequestRecord {
+  method: string;
+  /** The URL path without the query. */
+  path: string;
+  query: string;
+  /** The authenticated user, or "" when authentication failed. */
+  user: string;
+  /** The parsed JSON body, when there was one. */
+  body?: unknown;
+}
+
+interface Context {
+  method: string;
+  path: string;
+  identity: UserIdentity;
+  body: unknown;
+}
+
+// kube-apiserver's default request body limit (3 MiB).
+const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+export class ApiServerCore {
+  authorize: Authorizer = mastersOnly;
+  readonly requests: RequestRecord[] = [];
+  readonly tokens = new Map<string, UserIdentity>();
+  down = false;
+  delayMs = 0;
+  /** The request log keeps this many newest records (a benchmark must not grow it forever). */
+  maxRecords = 10_000;
+  private readonly router = new Router<Context>();
+  private server: https.Server | undefined;
+
+  constructor(
+    readonly registry: ResourceRegistry,
+    readonly store: ObjectStore,
+  ) {
+    this.router
+      .add("GET", "/version", () => ok(discovery.SERVER_VERSION))
+      .add("GET", "/api", () => ok(discovery.apiVersions(this.address())))
+      .add("GET", "/apis", () => ok(discovery.apiGroupList(this.registry)))
+      .add("GET", "/apis/:group", (_c, p) =>
+        found(discovery.apiGroupDocument(this.registry, p["group"]!)),
+      )
+      .add("GET", "/api/:version", (_c, p) =>
+        found(discovery.apiResourceList(this.registry, "", p["version"]!)),
+      )
+      .add("GET", "/apis/:group/:version", (_c, p) =>
+        found(discovery.apiResourceList(this.registry, p["group"]!, p["version"]!)),
+      )
+      .add("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", (ctx) => {
+        this.authorizeRequest(ctx.identity, sarInfo());
+        return handleSubjectAccessReview(this.authorize, ctx.body);
+      });
+  }
+
+  async listen(tls: { cert: string; key: string }): Promise<void> {
+    const server = https.createServer({ cert: tls.cert, key: tls.key }, (req, res) => {
+      void this.serve(req, res);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(0, "127.0.0.1", () => resolve());
+    });
+    this.server = server;
+  }
+
+  address(): string {
+    const addr = this.server?.address() as AddressInfo | null | undefined;
+    return addr ? `127.0.0.1:${addr.port}` : "";
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeAllConnections();
+    await closed;
+  }
+
+  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "https://localhost");
+    const method = req.method ?? "GET";
+    const record: RequestRecord = { method, path: url.pathname, query: url.search, user: "" };
+    this.requests.push(record);
+    if (this.requests.length > this.maxRecords)
+      this.requests.splice(0, this.requests.length - this.maxRecords);
+    let reply: Reply;
+    try {
+      const body = await readBody(req);
+      if (body !== undefined) record.body = body;
+      if (this.delayMs > 0) await sleep(this.delayMs);
+      if (this.down) throw serviceUnavailable();
+      const identity = this.authenticate(req.headers.authorization);
+      record.user = identity.user;
+      reply = await this.route({ method, path: url.pathname, identity, body });
+    } catch (err) {
+      const kerr = asKubeError(err);
+      reply = { status: kerr.code, body: kerr.toStatus() };
+    }
+    if (res.destroyed) return;
+    res.writeHead(reply.status, { "Content-Type": "application/json" });
+    res.end(JSON.stringify(reply.body));
+  }
+
+  private authenticate(header: string | undefined): UserIdentity {
+    const token = bearerToken(header);
+    const identity = token === null ? undefined : this.tokens.get(token);
+    if (!identity) throw unauthorized();
+    return identity;
+  }
+
+  private async route(ctx: Context): Promise<Reply> {
+    const route = this.router.match(ctx.method, ctx.path);
+    if (route) return route.handle(ctx, route.params);
+    const info = parseRequestInfo(ctx.method, ctx.path);
+    const type = info && this.registry.byResource(info.group, info.version, info.resource);
+    if (!info || !type || !inScope(type, info)) throw pathNotFound();
+    this.authorizeRequest(ctx.identity, info);
+    return handleObjects(this.store, type, info, ctx.body);
+  }
+
+  /** kube: members of system:masters bypass authorization; everyone else asks the hook. */
+  private authorizeRequest(identity: UserIdentity, info: RequestInfo): void {
+    if (identity.groups.includes(MASTERS)) return;
+    const attrs = { user: identity.user, groups: identity.groups, ...info };
+    if (decide(this.authorize, attrs).allowed) return;
+    throw forbidden({ ...info, user: identity.user });
+  }
+}
+
+/** Namespaced objects are only addressed inside a namespace (lists may span all of them). */
+function inScope(type: ResourceType, info: RequestInfo): boolean {
+  if (!type.namespaced) return info.namespace === "";
+  return info.namespace !== "" || info.verb === "list";
+}
+
+function sarInfo(): RequestInfo {
+  return {
+    group: "authorization.k8s.io",
+    version: "v1",
+    resource: "subjectaccessreviews",
+    namespace: "",
+    name: "",
+    subresource: "",
+    verb: "create",
+  };
+}
+
+const ok = (body: unknown): Reply => ({ status: 200, body });
+
+function found(body: object | null): Reply {
+  if (!body) throw pathNotFound();
+  return ok(body);
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) {
+      throw new KubeError(
+        413,
+        "RequestEntityTooLarge",
+        "Request entity too large: limit is 3145728",
+      );
+    }
+    chunks.push(chunk);
+  }
+  if (chunks.length === 0) return undefined;
+  const text = Buffer.concat(chunks).toString();
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new KubeError(
+      400,
+      "BadRequest",
+      `json: ${err instanceof Error ? err.message : "invalid"}`,
+    );
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,125 @@
+// Finds the credentials vgate uses to talk to kube-apiserver. The order follows client-go's
+// loading rules for a server process: an explicit --kubeconfig, then $KUBECONFIG (a list of files
+// merged in order, the first file's current-context winning), then the pod's service account.
+
+import { readFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { delimiter, dirname, join } from "node:path";
+import { isIPv6 } from "node:net";
+import { KubeConfig } from "@kubernetes/client-node";
+
+export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+export interface LoadKubeConfigOptions {
+  /** An explicit kubeconfig path (the --kubeconfig flag). */
+  kubeconfig?: string;
+  /** Defaults to process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** When no configuration is found, answer null instead of failing. */
+  allowMissing?: boolean;
+  /** Where the in-cluster service-account token and CA live; tests point it elsewhere. */
+  serviceAccountDir?: string;
+}
+
+/** A kubeconfig that cannot be found, read or used. Carries the file name in its message. */
+export class KubeConfigError extends Error {
+  override readonly name = "KubeConfigError";
+}
+
+export const NO_KUBECONFIG_MESSAGE =
+  "no kubeconfig: pass --kubeconfig, set KUBECONFIG, or run in a cluster";
+
+export async function loadKubeConfig(opts: LoadKubeConfigOptions = {}): Promise<KubeConfig | null> {
+  const env = opts.env ?? process.env;
+  const files = kubeconfigFiles(opts.kubeconfig, env);
+  if (files.length > 0) return loadFiles(files);
+  const inCluster = inClusterConfig(env, opts.serviceAccountDir ?? SERVICE_ACCOUNT_DIR);
+  if (inCluster) return inCluster;
+  if (opts.allowMissing) return null;
+  throw new KubeConfigError(NO_KUBECONFIG_MESSAGE);
+}
+
+/** The files to read: the explicit path alone, else every non-empty entry of $KUBECONFIG. */
+export function kubeconfigFiles(explicit: string | undefined, env: NodeJS.ProcessEnv): string[] {
+  if (explicit) return [explicit];
+  const list = env["KUBECONFIG"] ?? "";
+  return list.split(delimiter).filter((file) => file !== "");
+}
+
+async function loadFiles(files: readonly string[]): Promise<KubeConfig> {
+  const [first, ...rest] = files;
+  const kc = await loadFile(first!);
+  for (const file of rest) mergeFirstWins(kc, await loadFile(file));
+  return checkUsable(kc, files.join(delimiter));
+}
+
+/**
+ * client-go's merge of $KUBECONFIG: "the first file to set a particular map key wins", and the
+ * first current-context set wins. (client-node's mergeConfig throws on duplicates instead.)
+ */
+function mergeFirstWins(into: KubeConfig, from: KubeConfig): void {
+  const has = (list: readonly { name: string }[], name: string) =>
+    list.some((e) => e.name === name);
+  for (const c of from.clusters) if (!has(into.clusters, c.name)) into.clusters.push(c);
+  for (const u of from.users) if (!has(into.users, u.name)) into.users.push(u);
+  for (const c of from.contexts) if (!has(into.contexts, c.name)) into.contexts.push(c);
+  if (!into.currentContext) into.currentContext = from.currentContext;
+}
+
+async function loadFile(file: string): Promise<KubeConfig> {
+  let content: string;
+  try {
+    content = await readFile(file, "utf8");
+  } catch (err) {
+    throw new KubeConfigError(`cannot read kubeconfig ${JSON.stringify(file)}: ${text(err)}`);
+  }
+  const kc = new KubeConfig();
+  try {
+    kc.loadFromString(content);
+    kc.makePathsAbsolute(dirname(file));
+  } catch (err) {
+    throw new KubeConfigError(`cannot parse kubeconfig ${JSON.stringify(file)}: ${text(err)}`);
+  }
+  return kc;
+}
+
+function checkUsable(kc: KubeConfig, source: string): KubeConfig {
+  const where = `kubeconfig ${JSON.stringify(source)}`;
+  if (!kc.getCurrentContext()) throw new KubeConfigError(`${where} has no current-context`);
+  if (!kc.getContextObject(kc.getCurrentContext())) {
+    throw new KubeConfigError(
+      `${where}: context ${JSON.stringify(kc.getCurrentContext())} not found`,
+    );
+  }
+  if (!kc.getCurrentCluster()) {
+    throw new KubeConfigError(`${where}: the current context names no known cluster`);
+  }
+  return kc;
+}
+
+/**
+ * client-go's InClusterConfig: only when KUBERNETES_SERVICE_HOST/PORT are set and the pod has a
+ * service-account token. The token is read through client-node's tokenFile provider, which
+ * re-reads it every minute, so projected-token rotation keeps working.
+ */
+function inClusterConfig(env: NodeJS.ProcessEnv, saDir: string): KubeConfig | null {
+  const host = env["KUBERNETES_SERVICE_HOST"];
+  const port = env["KUBERNETES_SERVICE_PORT"];
+  const tokenFile = join(saDir, "token");
+  if (!host || !port || !existsSync(tokenFile)) return null;
+  const kc = new KubeConfig();
+  kc.loadFromClusterAndUser(
+    {
+      name: "inCluster",
+      server: `https://${isIPv6(host) ? `[${host}]` : host}:${port}`,
+      caFile: join(saDir, "ca.crt"),
+      skipTLSVerify: false,
+    },
+    { name: "inClusterUser", authProvider: { name: "tokenFile", config: { tokenFile } } },
+  );
+  return kc;
+}
+
+function text(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
