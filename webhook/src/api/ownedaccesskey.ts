@@ -20,7 +20,13 @@ export interface ResourceIdentity {
 
 export function resourceIdentity(groupDomain = DEFAULT_GROUP_DOMAIN): ResourceIdentity {
   const group = `management.${groupDomain}`;
-  return { group, apiVersion: `${group}/${VERSION}`, kind: KIND, resource: PLURAL, version: VERSION };
+  return {
+    group,
+    apiVersion: `${group}/${VERSION}`,
+    kind: KIND,
+    resource: PLURAL,
+    version: VERSION,
+  };
 }
 
 export const ACCESS_KEY_TYPES = [

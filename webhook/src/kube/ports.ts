@@ -46,4 +46,6 @@ export interface KubeApi {
   subjectAccessReview(user: UserInfo, attributes: ResourceAttributes): Promise<AccessDecision>;
   /** Whether the API server answered discovery (for /readyz). */
   ready(): Promise<boolean>;
+  /** Releases kept-alive connections. */
+  close?(): void;
 }

@@ -1,0 +1,205 @@
+// `make bench`: loads vgate's HTTPS admission routes with autocannon at 1, 16 and 64 connections,
+// and in the same run a baseline express HTTPS route that only echoes an allowed AdmissionReview.
+// Prints throughput and p50/p99 for both, their ratio, and vgate's peak RSS.
+
+import autocannon from "autocannon";
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { selfSignedTls } from "../../webhook/src/server/tls.js";
+import { repoRoot } from "../support/fixtures.js";
+import { accessKey, review } from "../support/reviews.js";
+
+const CONNECTIONS = [1, 16, 64];
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const WARMUP_SECONDS = 2;
+const TARGET_RATIO = 0.8;
+const TARGET_RSS_MB = 150;
+
+const children: ChildProcess[] = [];
+
+/** Starts a node process and resolves with the first stdout line that `match` accepts. */
+function start(
+  args: string[],
+  match: (line: string) => string | null,
+): Promise<{ child: ChildProcess; value: string }> {
+  const child = spawn(process.execPath, args, {
+    cwd: repoRoot,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  children.push(child);
+  return new Promise((resolvePromise, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    let done = false;
+    lines.on("line", (line) => {
+      const value = done ? null : match(line);
+      if (value !== null) {
+        done = true;
+        resolvePromise({ child, value });
+      }
+    });
+    child.once("exit", (code) => {
+      if (!done) reject(new Error(`${args.join(" ")} exited with ${code} before it was ready`));
+    });
+  });
+}
+
+function field(name: string): (line: string) => string | null {
+  return (line) => {
+    try {
+      const v = (JSON.parse(line) as Record<string, unknown>)[name];
+      return v === undefined ? null : String(v);
+    } catch {
+      return null;
+    }
+  };
+}
+
+/** The request mix: validate CREATE and UPDATE, mutate CREATE (asks the API server) and UPDATE. */
+function requests(): autocannon.Request[] {
+  const key = accessKey("bench-key", {
+    displayName: "bench",
+    ttl: 3600,
+    scope: { projects: [{ project: "default" }] },
+  });
+  const old = {
+    ...key,
+    metadata: {
+      name: "bench-key",
+      uid: "u-1",
+      resourceVersion: "7",
+      creationTimestamp: "2026-01-01T00:00:00Z",
+    },
+  };
+  const updated = { ...old, spec: { ...(key.spec as object), description: "rotated" } };
+  const mk = (path: string, body: unknown): autocannon.Request => ({
+    method: "POST",
+    path,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const admin = { groups: ["system:masters"] };
+  return [
+    mk("/validate/ownedaccesskeys", review({ object: key, ...admin })),
+    mk(
+      "/mutate/ownedaccesskeys",
+      review({ object: { ...key, metadata: { name: "bench-new" } }, ...admin }),
+    ),
+    mk(
+      "/validate/ownedaccesskeys",
+      review({ operation: "UPDATE", object: updated, oldObject: old, ...admin }),
+    ),
+    mk(
+      "/mutate/ownedaccesskeys",
+      review({ operation: "UPDATE", object: updated, oldObject: old, ...admin }),
+    ),
+  ];
+}
+
+interface Row {
+  target: string;
+  connections: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+async function load(
+  target: string,
+  url: string,
+  connections: number,
+  seconds: number,
+): Promise<Row> {
+  const result = await autocannon({
+    url,
+    connections,
+    duration: seconds,
+    requests: requests(),
+    tlsOptions: { rejectUnauthorized: false },
+  } as autocannon.Options);
+  return {
+    target,
+    connections,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "vgate-bench-"));
+  const tls = await selfSignedTls();
+  writeFileSync(join(dir, "tls.crt"), tls.cert);
+  writeFileSync(join(dir, "tls.key"), tls.key);
+  const api = await start(
+    [resolve(repoRoot, "dist/test/bench/apiserver-process.js")],
+    field("kubeconfig"),
+  );
+  const vgate = await start(
+    [
+      resolve(repoRoot, "webhook/bin/vgate"),
+      "serve",
+      "--port=0",
+      "--bind-address=127.0.0.1",
+      `--tls-cert-file=${join(dir, "tls.crt")}`,
+      `--tls-private-key-file=${join(dir, "tls.key")}`,
+      `--kubeconfig=${api.value}`,
+    ],
+    field("url"),
+  );
+  vgate.child.stdout!.resume(); // one log line per request: keep draining it
+  const baseline = await start(
+    [
+      resolve(repoRoot, "dist/test/bench/baseline-server.js"),
+      join(dir, "tls.crt"),
+      join(dir, "tls.key"),
+    ],
+    field("port"),
+  );
+  const vgateUrl = vgate.value.replace("localhost", "127.0.0.1");
+  const baseUrl = `https://127.0.0.1:${baseline.value}`;
+  console.log(
+    `vgate ${vgateUrl}, baseline ${baseUrl}; ${SECONDS}s per run after ${WARMUP_SECONDS}s warm-up; request mix: validate CREATE, mutate CREATE (API lookup), validate UPDATE, mutate UPDATE`,
+  );
+  const rows: [Row, Row][] = [];
+  for (const c of CONNECTIONS) {
+    await load("warmup", baseUrl, c, WARMUP_SECONDS);
+    const base = await load("baseline", baseUrl, c, SECONDS);
+    await load("warmup", vgateUrl, c, WARMUP_SECONDS);
+    const ours = await load("vgate", vgateUrl, c, SECONDS);
+    rows.push([base, ours]);
+  }
+  const rss = peakRssMb(vgate.child.pid!);
+  console.log("");
+  console.log(
+    "conns  baseline req/s  p50 ms  p99 ms   vgate req/s  p50 ms  p99 ms   ratio  target",
+  );
+  let ok = rss <= TARGET_RSS_MB;
+  for (const [b, v] of rows) {
+    const ratio = v.rps / b.rps;
+    ok &&= ratio >= TARGET_RATIO && v.non2xx === 0 && v.errors === 0;
+    console.log(
+      `${String(b.connections).padStart(5)}  ${b.rps.toFixed(0).padStart(14)}  ${b.p50.toFixed(1).padStart(6)}  ${b.p99.toFixed(1).padStart(6)}   ${v.rps.toFixed(0).padStart(11)}  ${v.p50.toFixed(1).padStart(6)}  ${v.p99.toFixed(1).padStart(6)}   ${ratio.toFixed(2).padStart(5)}  ${ratio >= TARGET_RATIO ? "ok" : `< ${TARGET_RATIO}`}${v.non2xx || v.errors ? ` (${v.non2xx} non-2xx, ${v.errors} errors)` : ""}`,
+    );
+  }
+  console.log(`vgate peak RSS: ${rss.toFixed(1)} MB (target <= ${TARGET_RSS_MB} MB)`);
+  console.log(ok ? "targets met" : "targets NOT met");
+}
+
+try {
+  await main();
+} finally {
+  for (const c of children) c.kill("SIGTERM");
+}

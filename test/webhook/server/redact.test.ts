@@ -1,0 +1,54 @@
+import assert from "node:assert/strict";
+import { Writable } from "node:stream";
+import { redactSecrets, REDACTED } from "../../../webhook/src/server/redact.js";
+import { createLogger } from "../../../webhook/src/server/logger.js";
+
+const SECRET = "s3cr3t-KEY-4q6bYp0kVvQy8t1Jm2cZrW3xN5";
+
+describe("redactSecrets", () => {
+  it("replaces secret fields at any depth and leaves the input unchanged", () => {
+    const input = {
+      request: { object: { spec: { key: SECRET, identity: { connectorData: SECRET } } } },
+      list: [{ oidcLogin: { idToken: SECRET, accessToken: SECRET, refreshToken: SECRET } }],
+      headers: { Authorization: `Bearer ${SECRET}` },
+      name: "visible",
+    };
+    const copy = structuredClone(input);
+    const out = JSON.stringify(redactSecrets(input));
+    assert.ok(!out.includes(SECRET), out);
+    assert.ok(out.includes(REDACTED));
+    assert.ok(out.includes("visible"));
+    assert.deepEqual(input, copy);
+  });
+
+  it("redacts bearer tokens inside free text", () => {
+    assert.equal(
+      redactSecrets(`auth failed for Bearer ${SECRET} (jwt a.b.c)`),
+      `auth failed for Bearer ${REDACTED} (jwt a.b.c)`,
+    );
+  });
+
+  it("does not invent redactions for empty values", () => {
+    assert.deepEqual(redactSecrets({ key: "" }), { key: "" });
+  });
+});
+
+describe("logger", () => {
+  it("never writes a planted secret, in fields or in the message", () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
+    const logger = createLogger("debug", sink);
+    logger.info({ spec: { key: SECRET }, token: SECRET }, "object");
+    logger.debug({ review: { request: { object: { spec: { key: SECRET } } } } }, "debug dump");
+    logger.error(`request with Authorization: Bearer ${SECRET} failed`);
+    assert.equal(lines.length, 3);
+    const all = lines.join("");
+    assert.ok(!all.includes(SECRET), all);
+    assert.equal(all.split(REDACTED).length - 1, 4);
+  });
+});

@@ -1,0 +1,85 @@
+// Turns an AdmissionRequest for ownedaccesskeys into an AdmissionReview response, for the mutating
+// and the validating route.
+
+import type { OwnedAccessKey, ResourceIdentity } from "../api/ownedaccesskey.js";
+import { asKubeError, newBadRequest } from "../api/status.js";
+import { allow, allowWithPatch, deny } from "../admission/respond.js";
+import type { AdmissionRequest, AdmissionReviewResponse } from "../admission/review.js";
+import type { KubeApi } from "../kube/ports.js";
+import { mutateKey } from "./mutate.js";
+import type { KeyRequest } from "./request.js";
+import { validateKey } from "./validate.js";
+
+export interface AccessKeyAdmission {
+  identity: ResourceIdentity;
+  adminGroups: readonly string[];
+  api: KubeApi;
+}
+
+/** The request must be about our resource; anything else means the webhook is misconfigured. */
+function checkResource(req: AdmissionRequest, identity: ResourceIdentity): void {
+  const { group, version, resource } = req.resource;
+  if (group === identity.group && version === identity.version && resource === identity.resource) {
+    if (req.subResource === "") return;
+  }
+  const got = `${group || "core"}/${version} ${resource}${req.subResource ? `/${req.subResource}` : ""}`;
+  throw newBadRequest(
+    `this endpoint admits ${identity.resource}.${identity.group}/${identity.version} only, but the request is for ${got}; check the webhook configuration's rules`,
+  );
+}
+
+function toKeyRequest(req: AdmissionRequest, deps: AccessKeyAdmission): KeyRequest {
+  return {
+    operation: req.operation,
+    object: req.object as OwnedAccessKey | null,
+    oldObject: req.oldObject as OwnedAccessKey | null,
+    name: req.name,
+    userInfo: req.userInfo,
+    isAdmin: req.userInfo.groups.some((g) => deps.adminGroups.includes(g)),
+    adminGroups: deps.adminGroups,
+    identity: deps.identity,
+    dryRun: req.dryRun,
+  };
+}
+
+function requireObject(req: AdmissionRequest): void {
+  if ((req.operation === "CREATE" || req.operation === "UPDATE") && !req.object) {
+    throw newBadRequest(`invalid AdmissionReview: request.object is required for ${req.operation}`);
+  }
+  if ((req.operation === "UPDATE" || req.operation === "DELETE") && !req.oldObject) {
+    throw newBadRequest(
+      `invalid AdmissionReview: request.oldObject is required for ${req.operation}`,
+    );
+  }
+}
+
+export async function admitValidate(
+  req: AdmissionRequest,
+  deps: AccessKeyAdmission,
+): Promise<AdmissionReviewResponse> {
+  try {
+    checkResource(req, deps.identity);
+    requireObject(req);
+    const decision = await validateKey(toKeyRequest(req, deps), deps.api);
+    return decision.error
+      ? deny(req.uid, decision.error, decision.warnings)
+      : allow(req.uid, decision.warnings);
+  } catch (err) {
+    return deny(req.uid, asKubeError(err));
+  }
+}
+
+export async function admitMutate(
+  req: AdmissionRequest,
+  deps: AccessKeyAdmission,
+): Promise<AdmissionReviewResponse> {
+  try {
+    checkResource(req, deps.identity);
+    requireObject(req);
+    const mutation = await mutateKey(toKeyRequest(req, deps), deps.api);
+    if (mutation.error) return deny(req.uid, mutation.error);
+    return allowWithPatch(req.uid, req.object, mutation.object);
+  } catch (err) {
+    return deny(req.uid, asKubeError(err));
+  }
+}

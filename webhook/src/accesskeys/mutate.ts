@@ -1,0 +1,71 @@
+// The mutating webhook for OwnedAccessKeys. On CREATE it owns name generation (so it can report a
+// generateName collision as kube does: 409 AlreadyExists, retry after 1 s), rejects an explicit
+// name that already exists, and fills in the defaults of project decision 8.
+
+import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
+import { newAlreadyExists, newGenerateNameConflict, type KubeError } from "../api/status.js";
+import type { KubeApi } from "../kube/ports.js";
+import { applyCreateDefaults } from "./defaults.js";
+import { findFreeName } from "./generate-name.js";
+import type { KeyRequest } from "./request.js";
+
+export interface Mutation {
+  error: KubeError | null;
+  /** The object to admit; identical to the request's when nothing changed. */
+  object: OwnedAccessKey | null;
+}
+
+/** kube retries a generateName create after one second (apierrors.NewGenerateNameConflict). */
+const GENERATE_NAME_RETRY_AFTER_SECONDS = 1;
+
+const nonEmptyString = (v: unknown): v is string => typeof v === "string" && v !== "";
+
+async function chooseName(
+  req: KeyRequest,
+  api: KubeApi,
+): Promise<{ name: string } | { error: KubeError }> {
+  const meta = req.object?.metadata;
+  const gr = { group: req.identity.group, resource: req.identity.resource };
+  if (nonEmptyString(meta?.name)) {
+    const existing = await api.getAccessKey(meta.name);
+    if (!existing) return { name: meta.name };
+    // kube prefixes the message when the existing object is terminating.
+    const prefix = existing.metadata?.deletionTimestamp ? "object is being deleted: " : "";
+    return { error: newAlreadyExists(gr, meta.name, prefix) };
+  }
+  if (nonEmptyString(meta?.generateName)) {
+    const found = await findFreeName(
+      meta.generateName,
+      async (n) => (await api.getAccessKey(n)) !== null,
+    );
+    if ("name" in found) return { name: found.name };
+    return {
+      error: newGenerateNameConflict(gr, found.conflict, GENERATE_NAME_RETRY_AFTER_SECONDS),
+    };
+  }
+  return { name: "" };
+}
+
+export async function mutateKey(req: KeyRequest, api: KubeApi): Promise<Mutation> {
+  const obj = req.object;
+  const meta: unknown = obj?.metadata;
+  if (
+    req.operation !== "CREATE" ||
+    !obj ||
+    typeof meta !== "object" ||
+    !meta ||
+    Array.isArray(meta)
+  ) {
+    // Nothing to default; a malformed object is left for the validating webhook to reject.
+    return { error: null, object: obj };
+  }
+  const chosen = await chooseName(req, api);
+  if ("error" in chosen) return { error: chosen.error, object: null };
+  const named: OwnedAccessKey = chosen.name
+    ? { ...obj, metadata: { ...obj.metadata, name: chosen.name } }
+    : obj;
+  return {
+    error: null,
+    object: applyCreateDefaults(named, { username: req.userInfo.username, name: chosen.name }),
+  };
+}

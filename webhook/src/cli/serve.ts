@@ -1,0 +1,233 @@
+// `vgate serve`: the HTTPS admission webhook server.
+
+import { parseArgs } from "node:util";
+import { DEFAULT_GROUP_DOMAIN, resourceIdentity } from "../api/ownedaccesskey.js";
+import { admitMutate, admitValidate, type AccessKeyAdmission } from "../accesskeys/admit.js";
+import { dns1123SubdomainErrors } from "../accesskeys/names.js";
+import { ApiClient } from "../kube/api-client.js";
+import { loadKubeConfig } from "../kube/kubeconfig.js";
+import type { KubeApi } from "../kube/ports.js";
+import { UnavailableApi } from "../kube/unavailable-api.js";
+import { createApp, listen, type RunningServer } from "../server/app.js";
+import { createLogger, LOG_LEVELS, type Logger } from "../server/logger.js";
+import { createMetrics } from "../server/metrics.js";
+import { loadTlsFiles, selfSignedTls, watchTlsFiles, type TlsMaterial } from "../server/tls.js";
+import { EXIT, usageError } from "./errors.js";
+import type { Command } from "./main.js";
+import type { LevelWithSilent } from "pino";
+
+const HELP = `Serve the vgate admission webhooks over HTTPS.
+
+Routes:
+  POST /mutate/ownedaccesskeys     mutating webhook: names, generateName, CREATE defaults
+  POST /validate/ownedaccesskeys   validating webhook: metadata rules, spec checks, ownership
+  GET  /healthz                    liveness
+  GET  /readyz                     ready when TLS is loaded and the API server answered discovery
+  GET  /metrics                    Prometheus metrics
+
+Usage:
+  vgate serve [flags]
+
+Flags:
+      --port int                      HTTPS port (default 8443)
+      --bind-address string           Address to listen on (default "0.0.0.0")
+      --tls-cert-file string          PEM certificate to serve; reloaded when it changes
+      --tls-private-key-file string   PEM private key matching --tls-cert-file
+      --kubeconfig string             kubeconfig for the API server (default: $KUBECONFIG, then in-cluster)
+      --group-domain string           OwnedAccessKeys are management.<group-domain>/v1 (default "${DEFAULT_GROUP_DOMAIN}")
+      --admin-groups strings          Comma-separated groups whose members may manage every key (default "system:masters")
+      --log-level string              One of ${LOG_LEVELS.join(", ")} (default "info")
+      --dev                           Serve a self-signed certificate made at start; run without an API server
+                                      (checks that need one then fail closed with a clear message)
+  -h, --help                          Show this help
+
+Examples:
+  # Try it locally
+  vgate serve --dev
+
+  # In a cluster, with certificates mounted from a Secret
+  vgate serve --tls-cert-file /etc/vgate/tls.crt --tls-private-key-file /etc/vgate/tls.key
+`;
+
+export interface ServeOptions {
+  port: number;
+  bindAddress: string;
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
+  kubeconfig?: string;
+  groupDomain: string;
+  adminGroups: string[];
+  logLevel: LevelWithSilent;
+  dev: boolean;
+}
+
+export function parseServeArgs(args: string[]): ServeOptions | "help" {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: false,
+      strict: true,
+      options: {
+        port: { type: "string", default: "8443" },
+        "bind-address": { type: "string", default: "0.0.0.0" },
+        "tls-cert-file": { type: "string" },
+        "tls-private-key-file": { type: "string" },
+        kubeconfig: { type: "string" },
+        "group-domain": { type: "string", default: DEFAULT_GROUP_DOMAIN },
+        "admin-groups": { type: "string", default: "system:masters" },
+        "log-level": { type: "string", default: "info" },
+        dev: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+  } catch (err) {
+    throw usageError(`${(err as Error).message}\nRun 'vgate serve --help' for usage.`);
+  }
+  const v = parsed.values;
+  if (v.help) return "help";
+  const port = Number(v.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw usageError(
+      `invalid --port ${JSON.stringify(v.port)}: must be an integer from 0 to 65535`,
+    );
+  }
+  if (!(LOG_LEVELS as readonly string[]).includes(v["log-level"]!)) {
+    throw usageError(
+      `invalid --log-level ${JSON.stringify(v["log-level"])}: must be one of ${LOG_LEVELS.join(", ")}`,
+    );
+  }
+  const domainErrors = dns1123SubdomainErrors(`management.${v["group-domain"]}`);
+  if (!v["group-domain"] || domainErrors.length) {
+    throw usageError(
+      `invalid --group-domain ${JSON.stringify(v["group-domain"])}: ${domainErrors.join("; ") || "must not be empty"}`,
+    );
+  }
+  const adminGroups = v["admin-groups"]!.split(",")
+    .map((g) => g.trim())
+    .filter(Boolean);
+  const cert = v["tls-cert-file"];
+  const key = v["tls-private-key-file"];
+  if (Boolean(cert) !== Boolean(key)) {
+    throw usageError("--tls-cert-file and --tls-private-key-file must be given together");
+  }
+  if (!cert && !v.dev) {
+    throw usageError(
+      "vgate serve needs --tls-cert-file and --tls-private-key-file, or --dev for a self-signed certificate",
+    );
+  }
+  return {
+    port,
+    bindAddress: v["bind-address"]!,
+    tlsCertFile: cert,
+    tlsKeyFile: key,
+    kubeconfig: v.kubeconfig,
+    groupDomain: v["group-domain"]!,
+    adminGroups,
+    logLevel: v["log-level"] as LevelWithSilent,
+    dev: v.dev!,
+  };
+}
+
+async function connectApi(
+  opts: ServeOptions,
+  identityGroup: string,
+  logger: Logger,
+): Promise<KubeApi> {
+  const kc = await loadKubeConfig({
+    kubeconfig: opts.kubeconfig,
+    env: process.env,
+    allowMissing: opts.dev,
+  });
+  if (!kc) {
+    logger.warn("no kubeconfig found: checks that need the API server will fail closed (--dev)");
+    return new UnavailableApi();
+  }
+  logger.info({ server: kc.getCurrentCluster()?.server, group: identityGroup }, "using API server");
+  return new ApiClient(kc, resourceIdentity(opts.groupDomain));
+}
+
+export interface StartedServe {
+  server: RunningServer;
+  logger: Logger;
+  stop(): Promise<void>;
+}
+
+/** Starts the server described by `opts`; used by the CLI and by tests. */
+export async function startServe(
+  opts: ServeOptions,
+  logger = createLogger(opts.logLevel),
+): Promise<StartedServe> {
+  const identity = resourceIdentity(opts.groupDomain);
+  const tls: TlsMaterial = opts.tlsCertFile
+    ? await loadTlsFiles(opts.tlsCertFile, opts.tlsKeyFile!)
+    : await selfSignedTls();
+  const api = await connectApi(opts, identity.group, logger);
+  const deps: AccessKeyAdmission = { identity, adminGroups: opts.adminGroups, api };
+  const app = createApp({
+    logger,
+    metrics: createMetrics(),
+    routes: {
+      "/mutate/ownedaccesskeys": (req) => admitMutate(req, deps),
+      "/validate/ownedaccesskeys": (req) => admitValidate(req, deps),
+    },
+    ready: opts.dev ? undefined : () => api.ready(),
+  });
+  const server = await listen(app, tls, opts.port, opts.bindAddress);
+  const unwatch = opts.tlsCertFile
+    ? watchTlsFiles(
+        opts.tlsCertFile,
+        opts.tlsKeyFile!,
+        (next) => {
+          server.setTls(next);
+          logger.info({ source: next.source }, "reloaded TLS certificate");
+        },
+        (err) => logger.error({ err: err.message }, "cannot reload TLS certificate"),
+      )
+    : () => undefined;
+  logger.info({ url: server.url, tls: tls.source, group: identity.group }, "vgate serving");
+  return {
+    server,
+    logger,
+    stop: async () => {
+      unwatch();
+      await server.close();
+      api.close?.();
+    },
+  };
+}
+
+function devBanner(url: string): string {
+  return [
+    "",
+    `vgate is serving on ${url} (self-signed certificate, --dev)`,
+    "Send it a sample AdmissionReview:",
+    `  curl -sk -H 'Content-Type: application/json' --data @webhook/examples/admission-review.json ${url}/validate/ownedaccesskeys`,
+    "Press Ctrl-C to stop.",
+    "",
+  ].join("\n");
+}
+
+export const serveCommand: Command = {
+  name: "serve",
+  summary: "Serve the admission webhooks over HTTPS",
+  help: HELP,
+  async run(args) {
+    const opts = parseServeArgs(args);
+    if (opts === "help") {
+      process.stdout.write(HELP);
+      return EXIT.OK;
+    }
+    const started = await startServe(opts);
+    if (opts.dev) process.stderr.write(devBanner(started.server.url));
+    await new Promise<void>((resolve) => {
+      const stop = (signal: string): void => {
+        started.logger.info({ signal }, "shutting down");
+        void started.stop().then(resolve);
+      };
+      process.once("SIGINT", stop);
+      process.once("SIGTERM", stop);
+    });
+    return EXIT.OK;
+  },
+};

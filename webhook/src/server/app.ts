@@ -1,0 +1,165 @@
+// The express application: admission routes, health, readiness and metrics, served over node:https.
+
+import express, { type NextFunction, type Request, type Response } from "express";
+import { createServer as createHttpsServer, type Server } from "node:https";
+import type { AddressInfo } from "node:net";
+import { asKubeError, KubeError } from "../api/status.js";
+import { deny } from "../admission/respond.js";
+import {
+  decodeAdmissionReview,
+  type AdmissionRequest,
+  type AdmissionReviewResponse,
+} from "../admission/review.js";
+import type { Logger } from "./logger.js";
+import type { Metrics } from "./metrics.js";
+import { bodyErrorHandler, parseJsonBody, rawBody, requireJson, sendStatus } from "./body.js";
+import type { TlsMaterial } from "./tls.js";
+
+export type Admit = (req: AdmissionRequest) => Promise<AdmissionReviewResponse>;
+
+export interface AppOptions {
+  logger: Logger;
+  metrics: Metrics;
+  /** Admission routes: path -> handler, e.g. "/validate/ownedaccesskeys". */
+  routes: Record<string, Admit>;
+  /** Readiness beyond TLS being loaded (API discovery); omitted in --dev. */
+  ready?: () => Promise<boolean>;
+}
+
+function objectName(req: AdmissionRequest): string {
+  const meta = (req.object ?? req.oldObject)?.metadata as Record<string, unknown> | undefined;
+  const pick = (v: unknown): string => (typeof v === "string" ? v : "");
+  return req.name || pick(meta?.name) || pick(meta?.generateName);
+}
+
+function admissionHandler(path: string, admit: Admit, opts: AppOptions) {
+  const route = path.replace(/^\//, "");
+  return async (req: Request, res: Response): Promise<void> => {
+    const started = process.hrtime.bigint();
+    const end = opts.metrics.inFlight.startTimer({ route });
+    let request: AdmissionRequest | null = null;
+    let code = 200;
+    let allowed = "error";
+    let failure: string | undefined;
+    try {
+      request = decodeAdmissionReview(parseJsonBody(req.body));
+      const review = await admit(request);
+      allowed = String(review.response.allowed);
+      code = review.response.allowed ? 200 : (review.response.status?.code ?? 400);
+      res.status(200).json(review);
+    } catch (err) {
+      const e = asKubeError(err);
+      code = e.code;
+      if (request) {
+        // A decoded request always gets an AdmissionReview answer, even when something broke.
+        allowed = "false";
+        res.status(200).json(deny(request.uid, e));
+      } else {
+        sendStatus(res, e);
+      }
+      if (e.code >= 500) failure = e.message;
+    } finally {
+      end();
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const labels = { route, operation: request?.operation ?? "unknown", allowed };
+      opts.metrics.requests.inc(labels);
+      opts.metrics.latency.observe(labels, seconds);
+      // One line per request; a server-side failure is the same line at error level.
+      opts.logger[failure ? "error" : "info"](
+        {
+          route,
+          uid: request?.uid,
+          operation: request?.operation,
+          name: request ? objectName(request) : undefined,
+          user: request?.userInfo.username,
+          allowed: allowed === "true",
+          code,
+          latencyMs: Math.round(seconds * 1e6) / 1e3,
+          error: failure,
+        },
+        "admission",
+      );
+    }
+  };
+}
+
+function notAllowed(_req: Request, res: Response): void {
+  sendStatus(
+    res,
+    new KubeError(405, "MethodNotAllowed", "only POST is allowed on admission routes"),
+  );
+}
+
+export function createApp(opts: AppOptions): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.get("/healthz", (_req, res) => {
+    res.type("text/plain").send("ok");
+  });
+  app.get("/readyz", async (_req, res) => {
+    const ok = opts.ready ? await opts.ready().catch(() => false) : true;
+    res
+      .status(ok ? 200 : 503)
+      .type("text/plain")
+      .send(ok ? "ok" : "not ready: the API server has not answered discovery");
+  });
+  app.get("/metrics", async (_req, res) => {
+    res.type(opts.metrics.registry.contentType).send(await opts.metrics.registry.metrics());
+  });
+  for (const [path, admit] of Object.entries(opts.routes)) {
+    app.post(path, requireJson, rawBody, admissionHandler(path, admit, opts));
+    app.all(path, notAllowed);
+  }
+  app.use((req: Request, res: Response) => {
+    sendStatus(res, new KubeError(404, "NotFound", `no route for ${req.method} ${req.path}`));
+  });
+  app.use(bodyErrorHandler);
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    opts.logger.error({ err: err instanceof Error ? err.message : String(err) }, "unhandled error");
+    if (!res.headersSent) sendStatus(res, asKubeError(err));
+  });
+  return app;
+}
+
+export interface RunningServer {
+  server: Server;
+  url: string;
+  port: number;
+  close(): Promise<void>;
+  setTls(tls: TlsMaterial): void;
+}
+
+/** Serves `app` over HTTPS; resolves once listening. */
+export async function listen(
+  app: express.Express,
+  tls: TlsMaterial,
+  port: number,
+  host = "0.0.0.0",
+): Promise<RunningServer> {
+  const server = createHttpsServer({ cert: tls.cert, key: tls.key, minVersion: "TLSv1.2" }, app);
+  // A client that stalls must not hold a connection forever.
+  server.requestTimeout = 30_000;
+  server.headersTimeout = 15_000;
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const actual = (server.address() as AddressInfo).port;
+  const shownHost = host === "0.0.0.0" || host === "::" ? "localhost" : host;
+  return {
+    server,
+    port: actual,
+    url: `https://${shownHost}:${actual}`,
+    setTls: (next) => server.setSecureContext({ cert: next.cert, key: next.key }),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,42 @@
+// pino JSON logs. Every record passes through redactSecrets, so no code path can log a secret by
+// accident, including error messages and objects logged at debug level.
+
+import { pino, type DestinationStream, type Logger, type LevelWithSilent } from "pino";
+import { redactSecrets } from "./redact.js";
+
+export type { Logger };
+
+export const LOG_LEVELS: readonly LevelWithSilent[] = [
+  "fatal",
+  "error",
+  "warn",
+  "info",
+  "debug",
+  "trace",
+  "silent",
+];
+
+export function createLogger(
+  level: LevelWithSilent = "info",
+  destination?: DestinationStream,
+): Logger {
+  const options = {
+    level,
+    base: { name: "vgate" },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: {
+      level: (label: string) => ({ level: label }),
+      log: (record: Record<string, unknown>) => redactSecrets(record) as Record<string, unknown>,
+    },
+    hooks: {
+      // The message string is not part of the record `formatters.log` sees.
+      logMethod(this: Logger, args: unknown[], method: (...a: unknown[]) => void) {
+        method.apply(
+          this,
+          args.map((a) => (typeof a === "string" ? redactSecrets(a) : a)),
+        );
+      },
+    },
+  };
+  return destination ? pino(options, destination) : pino(options);
+}

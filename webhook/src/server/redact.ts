@@ -1,0 +1,32 @@
+// Secrets never reach a log line (project decision 11): access keys, connector data, OIDC tokens,
+// bearer tokens and Authorization headers are replaced wherever they appear in a record.
+
+import { SECRET_FIELD_NAMES } from "../api/ownedaccesskey.js";
+
+export const REDACTED = "[REDACTED]";
+const secretNames = new Set(SECRET_FIELD_NAMES.map((n) => n.toLowerCase()));
+const BEARER = /\b(bearer)\s+[^\s"',;]+/gi;
+const MAX_DEPTH = 32;
+
+function redactString(s: string): string {
+  return s.replace(BEARER, `$1 ${REDACTED}`);
+}
+
+/** A copy of `value` with every secret replaced; the input is never changed. */
+export function redactSecrets(value: unknown, depth = 0): unknown {
+  if (typeof value === "string") return redactString(value);
+  if (typeof value !== "object" || value === null) return value;
+  if (depth >= MAX_DEPTH) return "[TRUNCATED]";
+  if (Array.isArray(value)) return value.map((v) => redactSecrets(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    const secret = secretNames.has(k.toLowerCase()) && v !== undefined && v !== null && v !== "";
+    Object.defineProperty(out, k, {
+      value: secret ? REDACTED : redactSecrets(v, depth + 1),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
+}
