@@ -22,11 +22,10 @@ lint: install
 	$(NODE_BIN)/eslint .
 	$(NODE_BIN)/prettier --check .
 
-# Starts `vgate serve --dev` on https://localhost:8443 with a self-signed certificate.
+# Starts `vgate serve --dev` on https://localhost:8443 with a self-signed certificate; it prints
+# the URL and a curl line that sends the sample AdmissionReview.
 run: build
-	@echo "vgate: https://localhost:8443 (self-signed certificate, --dev)"
-	@echo "try:   curl -sk -H 'Content-Type: application/json' --data @test/fixtures/sample-admission-review.json https://localhost:8443/validate/ownedaccesskeys"
-	node webhook/bin/vgate serve --dev $(ARGS)
+	webhook/bin/vgate serve --dev $(ARGS)
 
 bench: build
 	node dist/test/bench/run.js

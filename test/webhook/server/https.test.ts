@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { startServe, type StartedServe } from "../../../webhook/src/cli/serve.js";
+import { startServe, type StartedServe } from "../../../webhook/src/cli/serve-runtime.js";
 import { createLogger } from "../../../webhook/src/server/logger.js";
 import { selfSignedTls } from "../../../webhook/src/server/tls.js";
 import {
