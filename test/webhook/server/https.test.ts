@@ -6,6 +6,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
+import { connect } from "node:tls";
 import { startServe, type StartedServe } from "../../../webhook/src/cli/serve-runtime.js";
 import { createLogger } from "../../../webhook/src/server/logger.js";
 import { selfSignedTls } from "../../../webhook/src/server/tls.js";
@@ -561,6 +562,24 @@ describe("vgate serve over HTTPS", function () {
         /only POST/,
       );
       await expectStatus(await httpsRequest(`${url}/nope`, { ca }), 404, /no route/);
+    });
+    it("a stalled client does not hold up other requests", async () => {
+      const socket = connect({
+        host: "127.0.0.1",
+        port: vgate.server.port,
+        ca,
+        servername: "localhost",
+      });
+      await new Promise<void>((res, rej) => socket.once("secureConnect", res).once("error", rej));
+      socket.write(
+        "POST /validate/ownedaccesskeys HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{",
+      );
+      try {
+        const r = await validate(review({ ...ADMIN, name: "while-stalled" }));
+        assert.equal(r.allowed, true);
+      } finally {
+        socket.destroy();
+      }
     });
     it("is still healthy afterwards", async () => {
       assert.equal((await httpsRequest(`${url}/healthz`, { ca })).status, 200);
