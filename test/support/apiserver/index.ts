@@ -12,7 +12,7 @@ import { MASTERS, type Authorizer, type UserIdentity } from "./authorizer.js";
 import { writeKubeconfig } from "./kubeconfig-file.js";
 import { ResourceRegistry, defaultResources, type ResourceType } from "./resources.js";
 import { ApiServerCore, type RequestRecord } from "./server.js";
-import { ObjectStore, type KubeObject } from "./store.js";
+import { DEFAULT_HISTORY, ObjectStore, type KubeObject } from "./store.js";
 import { servingCert } from "./tls.js";
 
 export type {
@@ -30,6 +30,13 @@ export interface StartApiServerOptions {
   groupDomain?: string;
   /** How many requests `requests` keeps (the newest); 10000 unless set. */
   maxRecordedRequests?: number;
+  /**
+   * How many changes the store keeps for watches resuming from a resourceVersion (1000 unless
+   * set); a watch from an older one gets 410 Expired. Make it tiny to provoke that.
+   */
+  watchHistory?: number;
+  /** How often a watch with allowWatchBookmarks gets a BOOKMARK event; 1000 ms unless set. */
+  bookmarkIntervalMs?: number;
 }
 
 /** The identity behind `token`: like kind's admin user, a member of system:masters. */
@@ -66,8 +73,12 @@ export interface TestApiServer {
   addToken(token: string, identity: UserIdentity): void;
   /** Writes another kubeconfig (same server and CA) for `token`; returns its path. */
   writeKubeconfig(token: string, name?: string): Promise<string>;
-  /** While down, every request is answered 503 ServiceUnavailable. */
+  /** While down, every request is answered 503 ServiceUnavailable and open watches are ended. */
   setDown(down: boolean): void;
+  /** Ends every open watch stream cleanly (as an API server restart would); returns how many. */
+  endWatches(): number;
+  /** The requests whose watch streams are open now. */
+  openWatches(): RequestRecord[];
   /** Delays every answer, to make clients hit their deadlines. */
   setDelay(ms: number): void;
   close(): Promise<void>;
@@ -77,8 +88,9 @@ export async function startApiServer(opts: StartApiServerOptions = {}): Promise<
   const groupDomain = opts.groupDomain ?? DEFAULT_GROUP_DOMAIN;
   const registry = new ResourceRegistry();
   for (const type of defaultResources(groupDomain)) registry.add(type);
-  const core = new ApiServerCore(registry, new ObjectStore());
+  const core = new ApiServerCore(registry, new ObjectStore(opts.watchHistory ?? DEFAULT_HISTORY));
   if (opts.maxRecordedRequests !== undefined) core.maxRecords = opts.maxRecordedRequests;
+  if (opts.bookmarkIntervalMs !== undefined) core.bookmarkIntervalMs = opts.bookmarkIntervalMs;
   const tls = await servingCert();
   await core.listen(tls);
   const dir = await mkdtemp(join(tmpdir(), "vgate-apiserver-"));
@@ -173,6 +185,16 @@ class Handle implements TestApiServer {
 
   setDown(down: boolean): void {
     this.core.down = down;
+    // An API server that fails every request has lost its watches too.
+    if (down) this.core.endWatches();
+  }
+
+  endWatches(): number {
+    return this.core.endWatches();
+  }
+
+  openWatches(): RequestRecord[] {
+    return this.core.openWatches();
   }
 
   setDelay(ms: number): void {

@@ -1,6 +1,7 @@
 // The test API server: HTTPS, bearer-token authentication, authorization through a hook, discovery,
 // SubjectAccessReview and generic object storage. Each request goes through one pipeline:
-// record -> (delay) -> (down?) -> authenticate -> route -> JSON answer or metav1.Status.
+// record -> (delay) -> (down?) -> authenticate -> route -> JSON answer, metav1.Status or a watch
+// stream.
 
 import https from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -22,6 +23,7 @@ import { ResourceRegistry, type ResourceType } from "./resources.js";
 import { Router } from "./router.js";
 import type { ObjectStore } from "./store.js";
 import { handleSubjectAccessReview } from "./subject-access-review.js";
+import { Watch, isWatch, parseWatchParams } from "./watch.js";
 
 export interface RequestRecord {
   method: string;
@@ -32,11 +34,14 @@ export interface RequestRecord {
   user: string;
   /** The parsed JSON body, when there was one. */
   body?: unknown;
+  /** The HTTP status answered (for a watch: 200 once the stream started); unset until then. */
+  status?: number;
 }
 
 interface Context {
   method: string;
   path: string;
+  query: URLSearchParams;
   identity: UserIdentity;
   body: unknown;
 }
@@ -52,6 +57,9 @@ export class ApiServerCore {
   delayMs = 0;
   /** The request log keeps this many newest records (a benchmark must not grow it forever). */
   maxRecords = 10_000;
+  /** How often a watch with allowWatchBookmarks gets a BOOKMARK event. */
+  bookmarkIntervalMs = 1_000;
+  private readonly watches = new Set<Watch>();
   private readonly router = new Router<Context>();
   private server: https.Server | undefined;
 
@@ -98,6 +106,7 @@ export class ApiServerCore {
     const server = this.server;
     if (!server) return;
     this.server = undefined;
+    this.endWatches();
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeAllConnections();
     await closed;
@@ -110,7 +119,7 @@ export class ApiServerCore {
     this.requests.push(record);
     if (this.requests.length > this.maxRecords)
       this.requests.splice(0, this.requests.length - this.maxRecords);
-    let reply: Reply;
+    let reply: Reply | Watch;
     try {
       const body = await readBody(req);
       if (body !== undefined) record.body = body;
@@ -118,14 +127,37 @@ export class ApiServerCore {
       if (this.down) throw serviceUnavailable();
       const identity = this.authenticate(req.headers.authorization);
       record.user = identity.user;
-      reply = await this.route({ method, path: url.pathname, identity, body });
+      reply = await this.route({
+        method,
+        path: url.pathname,
+        query: url.searchParams,
+        identity,
+        body,
+      });
     } catch (err) {
       const kerr = asKubeError(err);
       reply = { status: kerr.code, body: kerr.toStatus() };
     }
-    if (res.destroyed) return;
+    if (res.destroyed) {
+      if (reply instanceof Watch) reply.end();
+      return;
+    }
+    record.status = reply.status;
+    if (reply instanceof Watch) return reply.start(res, record);
     res.writeHead(reply.status, { "Content-Type": "application/json" });
     res.end(JSON.stringify(reply.body));
+  }
+
+  /** The requests whose watch streams are open now. */
+  openWatches(): RequestRecord[] {
+    return [...this.watches].flatMap((w) => (w.record ? [w.record] : []));
+  }
+
+  /** Ends every open watch stream cleanly, as a restarting kube-apiserver drops its watches. */
+  endWatches(): number {
+    const open = [...this.watches];
+    for (const w of open) w.end();
+    return open.length;
   }
 
   private authenticate(header: string | undefined): UserIdentity {
@@ -135,14 +167,28 @@ export class ApiServerCore {
     return identity;
   }
 
-  private async route(ctx: Context): Promise<Reply> {
+  private async route(ctx: Context): Promise<Reply | Watch> {
     const route = this.router.match(ctx.method, ctx.path);
     if (route) return route.handle(ctx, route.params);
-    const info = parseRequestInfo(ctx.method, ctx.path);
-    const type = info && this.registry.byResource(info.group, info.version, info.resource);
-    if (!info || !type || !inScope(type, info)) throw pathNotFound();
+    const parsed = parseRequestInfo(ctx.method, ctx.path);
+    const type = parsed && this.registry.byResource(parsed.group, parsed.version, parsed.resource);
+    if (!parsed || !type) throw pathNotFound();
+    const watching = isWatch(ctx.query) && (parsed.verb === "list" || parsed.verb === "get");
+    // kube's RequestInfo: a GET with watch=true is the "watch" verb, also on a single object.
+    const info = watching ? { ...parsed, verb: "watch" } : parsed;
+    if (!inScope(type, info)) throw pathNotFound();
     this.authorizeRequest(ctx.identity, info);
+    if (watching) return this.watch(type, info, ctx.query);
     return handleObjects(this.store, type, info, ctx.body);
+  }
+
+  private watch(type: ResourceType, info: RequestInfo, query: URLSearchParams): Watch {
+    if (info.subresource) throw pathNotFound();
+    const options = { bookmarkIntervalMs: this.bookmarkIntervalMs };
+    const params = parseWatchParams(query);
+    const watch = new Watch(this.store, type, info, params, options, (w) => this.watches.delete(w));
+    this.watches.add(watch);
+    return watch;
   }
 
   /** kube: members of system:masters bypass authorization; everyone else asks the hook. */
@@ -157,7 +203,7 @@ export class ApiServerCore {
 /** Namespaced objects are only addressed inside a namespace (lists may span all of them). */
 function inScope(type: ResourceType, info: RequestInfo): boolean {
   if (!type.namespaced) return info.namespace === "";
-  return info.namespace !== "" || info.verb === "list";
+  return info.namespace !== "" || ((info.verb === "list" || info.verb === "watch") && !info.name);
 }
 
 function sarInfo(): RequestInfo {

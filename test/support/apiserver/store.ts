@@ -1,5 +1,8 @@
 // In-memory object storage keyed by group/version/resource/namespace/name, with the fields the API
 // server owns on create (uid, resourceVersion, creationTimestamp). Objects go in and out as copies.
+// Every change gets the next global resourceVersion and becomes an event: watchers are told at
+// once, and a bounded history lets a watch resume from an older resourceVersion (kube's watch
+// cache keeps a window too; older ones get 410 Expired).
 
 import { randomUUID } from "node:crypto";
 import type { ResourceType } from "./resources.js";
@@ -11,9 +14,31 @@ export interface KubeObject {
   [field: string]: unknown;
 }
 
+export type ChangeType = "ADDED" | "MODIFIED" | "DELETED";
+
+/** One change: the object after it (for DELETED, the last state with the deletion's revision). */
+export interface StoreEvent {
+  type: ChangeType;
+  revision: number;
+  /** `group/version/resource` of the object. */
+  resourceKey: string;
+  namespace: string;
+  object: KubeObject;
+}
+
+export type StoreListener = (event: StoreEvent) => void;
+
+export const DEFAULT_HISTORY = 1000;
+
 export class ObjectStore {
   private readonly objects = new Map<string, KubeObject>();
   private revision = 0;
+  private readonly history: StoreEvent[] = [];
+  /** The revision of the newest event dropped from the history (0: none dropped yet). */
+  private compacted = 0;
+  private readonly listeners = new Set<StoreListener>();
+
+  constructor(private readonly maxHistory = DEFAULT_HISTORY) {}
 
   get(type: ResourceType, namespace: string, name: string): KubeObject | undefined {
     const obj = this.objects.get(key(type, namespace, name));
@@ -45,20 +70,60 @@ export class ObjectStore {
       resourceVersion: this.nextRevision(),
     };
     if (!type.namespaced) delete stored.metadata.namespace;
-    this.objects.set(key(type, namespace, obj.metadata.name), stored);
+    const k = key(type, namespace, obj.metadata.name);
+    const change = this.objects.has(k) ? "MODIFIED" : "ADDED";
+    this.objects.set(k, stored);
+    this.record(change, type, namespace, stored);
     return structuredClone(stored);
   }
 
   remove(type: ResourceType, namespace: string, name: string): KubeObject | undefined {
     const k = key(type, namespace, name);
     const obj = this.objects.get(k);
+    if (!obj) return undefined;
     this.objects.delete(k);
+    // etcd gives a delete its own revision; the DELETED event carries it.
+    const gone = structuredClone(obj);
+    gone.metadata.resourceVersion = this.nextRevision();
+    this.record("DELETED", type, type.namespaced ? namespace : "", gone);
     return obj;
+  }
+
+  /** Calls `listener` with every later change, synchronously; returns the unsubscribe function. */
+  subscribe(listener: StoreListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Changes after `revision`, oldest first; null when some of them left the history (410). */
+  eventsSince(revision: number): StoreEvent[] | null {
+    if (revision < this.compacted) return null;
+    return this.history.filter((e) => e.revision > revision).map((e) => structuredClone(e));
+  }
+
+  /** The oldest revision a watch may still start from. */
+  oldestRevision(): number {
+    return this.compacted;
   }
 
   /** The resourceVersion a list answer carries. */
   currentRevision(): string {
     return String(this.revision);
+  }
+
+  private record(type: ChangeType, rt: ResourceType, namespace: string, obj: KubeObject): void {
+    const event: StoreEvent = {
+      type,
+      revision: this.revision,
+      resourceKey: resourceKey(rt),
+      namespace,
+      object: structuredClone(obj),
+    };
+    this.history.push(event);
+    while (this.history.length > Math.max(0, this.maxHistory)) {
+      this.compacted = this.history.shift()!.revision;
+    }
+    for (const listener of [...this.listeners]) listener(structuredClone(event));
   }
 
   private nextRevision(): string {
@@ -67,7 +132,11 @@ export class ObjectStore {
   }
 }
 
+export function resourceKey(type: ResourceType): string {
+  return `${type.group}/${type.version}/${type.resource}`;
+}
+
 function key(type: ResourceType, namespace: string, name: string): string {
   const ns = type.namespaced ? namespace : "";
-  return `${type.group}/${type.version}/${type.resource}/${ns}/${name}`;
+  return `${resourceKey(type)}/${ns}/${name}`;
 }

@@ -397,24 +397,46 @@ describe("vgate serve over HTTPS", function () {
       assert.match(String(byPath.get("/spec/key")), /^[A-Za-z0-9_-]{43,}$/);
     });
 
-    it("generates a name for generateName, checked against the API server", async () => {
+    it("generates a name for generateName, checked against the watch cache", async () => {
       const obj = {
         apiVersion: "management.loft.sh/v1",
         kind: "OwnedAccessKey",
         metadata: { generateName: "ci-" },
         spec: { user: "alice" },
       };
+      // vgate's access key cache is synced while its watch of ownedaccesskeys is open.
+      const keys = "/apis/management.loft.sh/v1/ownedaccesskeys";
+      const watching = () => api.openWatches().some((q) => q.path === keys);
+      assert.ok(await waitFor(async () => watching(), 15_000), "the access key cache syncs");
       const before = api.requests.length;
       const r = await mutate(review({ object: obj, name: "" }));
       const name = patchOf(r).find((o) => o.path === "/metadata/name")?.value as string;
       assert.match(name, /^ci-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
+      assert.equal(api.get("management.loft.sh/v1", "OwnedAccessKey", name), undefined);
       const gets = api.requests
         .slice(before)
         .filter((q) => q.method === "GET" && q.path.includes("/ownedaccesskeys/"));
-      assert.deepEqual(
-        gets.map((q) => q.path),
-        [`/apis/management.loft.sh/v1/ownedaccesskeys/${name}`],
-      );
+      assert.deepEqual(gets, [], "the synced cache answered without a GET");
+    });
+
+    it("does not generate a name the watch cache knows is taken", async () => {
+      const keys = "/apis/management.loft.sh/v1/ownedaccesskeys";
+      assert.ok(await waitFor(async () => api.openWatches().some((q) => q.path === keys), 15_000));
+      const before = api.requests.length;
+      const r = await mutate(review({ object: accessKey("cached-taken") }));
+      assert.equal(r.allowed, true, "not taken yet");
+      api.put(accessKey("cached-taken") as unknown as KubeObject);
+      let denied: Review["response"] | undefined;
+      await waitFor(async () => {
+        const again = await mutate(review({ object: accessKey("cached-taken") }));
+        if (again.status?.code === 409) denied = again;
+        return denied !== undefined;
+      }, 2_000);
+      assert.equal(denied?.status?.reason, "AlreadyExists");
+      const gets = api.requests
+        .slice(before)
+        .filter((q) => q.method === "GET" && q.path.includes("/ownedaccesskeys/"));
+      assert.deepEqual(gets, []);
     });
 
     it("answers 409 AlreadyExists for an explicit name that exists", async () => {

@@ -6,6 +6,7 @@ import type { KubeError } from "../api/status.js";
 import type { OwnedAccessKey, ResourceIdentity } from "../api/ownedaccesskey.js";
 import type { UserInfo } from "../accesskeys/request.js";
 import type { AccessDecision, KubeApi, ResourceAttributes, ResourceMapping } from "./ports.js";
+import { AccessKeyCache } from "./access-key-cache.js";
 import { DiscoveryCache, type KindTable } from "./discovery-cache.js";
 import { discoveryPath, parseApiVersion, resourcesByKind, type GroupVersion } from "./discovery.js";
 import { KubeTransport } from "./transport.js";
@@ -20,6 +21,11 @@ export interface ApiClientOptions {
   discoveryMissRefreshMs?: number;
   /** How long a positive ready() answer is reused. */
   readyTtlMs?: number;
+  /**
+   * Answer getAccessKey from a list+watch cache of OwnedAccessKeys while it is synced, instead of
+   * a GET per call (default true).
+   */
+  cacheAccessKeys?: boolean;
 }
 
 const DEFAULTS = {
@@ -27,6 +33,7 @@ const DEFAULTS = {
   discoveryTtlMs: 60_000,
   discoveryMissRefreshMs: 1_000,
   readyTtlMs: 10_000,
+  cacheAccessKeys: true,
 };
 const MAX_DISCOVERY_ENTRIES = 256;
 const SAR_PATH = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
@@ -34,6 +41,7 @@ const SAR_PATH = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
 export class ApiClient implements KubeApi {
   private readonly transport: KubeTransport;
   private readonly discovery: DiscoveryCache;
+  private readonly accessKeys: AccessKeyCache | undefined;
   private readonly options: typeof DEFAULTS;
   private readyAt = -Infinity;
   private readyCheck: Promise<boolean> | undefined;
@@ -50,12 +58,24 @@ export class ApiClient implements KubeApi {
       missRefreshMs: this.options.discoveryMissRefreshMs,
       maxEntries: MAX_DISCOVERY_ENTRIES,
     });
+    if (this.options.cacheAccessKeys) {
+      this.accessKeys = new AccessKeyCache(this.transport, identity);
+      this.accessKeys.start();
+    }
   }
 
   async getAccessKey(name: string): Promise<OwnedAccessKey | null> {
     // path.ValidatePathSegmentName: a name may not be "." or ".." nor contain "/" or "%", so no
     // stored object can have such a name (and it must not change the URL we ask).
     if (name === "" || name === "." || name === ".." || /[/%]/.test(name)) return null;
+    // A key created in the last moments may not have reached the cache yet, so we may answer
+    // "absent" for a name that was just taken. That is safe: kube-apiserver's storage still
+    // refuses a duplicate name with 409 AlreadyExists after admission; the cache only makes our
+    // early answer faster, never less safe. While unsynced we ask the API server as before.
+    if (this.accessKeys?.synced()) {
+      const cached = this.accessKeys.get(name);
+      return cached ? structuredClone(cached) : null;
+    }
     const { group, version, resource } = this.identity;
     const check = `check whether ${resource}.${group} ${JSON.stringify(name)} exists`;
     const path = `/apis/${group}/${version}/${resource}/${encodeURIComponent(name)}`;
@@ -89,8 +109,14 @@ export class ApiClient implements KubeApi {
     return this.readyCheck;
   }
 
-  /** Closes kept-alive connections. */
+  /** Whether getAccessKey answers from the watch cache (not from a GET) right now. */
+  accessKeysCached(): boolean {
+    return this.accessKeys?.synced() ?? false;
+  }
+
+  /** Stops the access key cache and closes kept-alive connections. */
   close(): void {
+    this.accessKeys?.stop();
     this.transport.close();
   }
 

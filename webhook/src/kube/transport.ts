@@ -4,6 +4,7 @@
 
 import http from "node:http";
 import https from "node:https";
+import { StringDecoder } from "node:string_decoder";
 import type { KubeConfig } from "@kubernetes/client-node";
 
 export interface TransportOptions {
@@ -21,6 +22,16 @@ export interface KubeResponse {
   body: unknown;
 }
 
+/** A long-lived answer (a watch) read line by line. */
+export interface OpenStream {
+  /**
+   * Settles when the stream ends: with the status (and, unless 200, the parsed body) of the answer,
+   * or with a TransportError when there was no answer, the connection broke, or abort() was called.
+   */
+  done: Promise<KubeResponse>;
+  abort(): void;
+}
+
 /** A request that got no HTTP answer: refused, reset, TLS failure, or the deadline passed. */
 export class TransportError extends Error {
   override readonly name = "TransportError";
@@ -35,6 +46,8 @@ export class TransportError extends Error {
 interface Endpoint {
   url: URL;
   agent: http.Agent;
+  /** For long-lived streams: they must not hold one of `agent`'s kept-alive sockets. */
+  streamAgent: http.Agent;
 }
 
 interface AuthHeaders {
@@ -79,8 +92,48 @@ export class KubeTransport {
     return out;
   }
 
+  /**
+   * GETs `path` and calls `onLine` with each line of a 200 answer as it arrives (a watch). The
+   * deadline covers only the wait for the answer's headers; the stream itself may last for hours.
+   */
+  stream(path: string, onLine: (line: string) => void): OpenStream {
+    let req: http.ClientRequest | undefined;
+    let aborted = false;
+    const done = (async () => {
+      let endpoint: Endpoint;
+      let headers: Record<string, string>;
+      try {
+        endpoint = await this.connect();
+        headers = await this.authHeaders();
+      } catch (err) {
+        throw new TransportError(
+          `cannot use the kubeconfig: ${this.redact(errorText(err))}`,
+          false,
+        );
+      }
+      if (aborted) throw new TransportError("stream aborted", false);
+      const res = await new Promise<KubeResponse>((resolve, reject) => {
+        req = this.openStream(endpoint, headers, path, onLine, resolve, reject);
+      });
+      if (res.status === 401) this.auth = undefined;
+      return res;
+    })();
+    return {
+      done,
+      abort: () => {
+        aborted = true;
+        req?.destroy(new Error("stream aborted"));
+      },
+    };
+  }
+
   close(): void {
-    void this.endpoint?.then((e) => e.agent.destroy()).catch(() => undefined);
+    void this.endpoint
+      ?.then((e) => {
+        e.agent.destroy();
+        e.streamAgent.destroy();
+      })
+      .catch(() => undefined);
     this.endpoint = undefined;
   }
 
@@ -130,7 +183,6 @@ export class KubeTransport {
       headers["Content-Type"] = "application/json";
       headers["Content-Length"] = String(payload.length);
     }
-    const client = url.protocol === "http:" ? http : https;
     return new Promise<KubeResponse>((resolve, reject) => {
       let timedOut = false;
       const fail = (err: Error) => {
@@ -139,17 +191,8 @@ export class KubeTransport {
           timedOut ? timeoutError(this.options.timeoutMs) : new TransportError(message, false),
         );
       };
-      const req = client.request(
-        {
-          protocol: url.protocol,
-          hostname: url.hostname.replace(/^\[(.*)\]$/, "$1"),
-          port: url.port,
-          path: joinPath(url.pathname, path),
-          method,
-          agent,
-          headers,
-        },
-        (res) => this.collect(res, resolve, fail),
+      const req = clientFor(url).request(requestOptions(url, agent, method, path, headers), (res) =>
+        this.collect(res, resolve, fail),
       );
       const timer = setTimeout(() => {
         timedOut = true;
@@ -158,6 +201,76 @@ export class KubeTransport {
       req.on("close", () => clearTimeout(timer));
       req.on("error", fail);
       req.end(payload);
+    });
+  }
+
+  private openStream(
+    endpoint: Endpoint,
+    auth: Record<string, string>,
+    path: string,
+    onLine: (line: string) => void,
+    resolve: (r: KubeResponse) => void,
+    reject: (e: Error) => void,
+  ): http.ClientRequest {
+    const { url, streamAgent } = endpoint;
+    const headers = { ...auth, Accept: "application/json" };
+    let timedOut = false;
+    const fail = (err: Error) =>
+      reject(
+        timedOut
+          ? timeoutError(this.options.timeoutMs)
+          : new TransportError(`API server unreachable: ${this.redact(err.message)}`, false),
+      );
+    const req = clientFor(url).request(
+      requestOptions(url, streamAgent, "GET", path, headers),
+      (res) => {
+        clearTimeout(timer);
+        if (res.statusCode !== 200) return this.collect(res, resolve, fail);
+        this.readLines(res, onLine, () => resolve({ status: 200, body: undefined }), fail);
+      },
+    );
+    const timer = setTimeout(() => {
+      timedOut = true;
+      req.destroy(timeoutError(this.options.timeoutMs));
+    }, this.options.timeoutMs);
+    // A watch may be silent for minutes: let TCP notice a peer that vanished.
+    req.on("socket", (socket) => socket.setKeepAlive(true, 30_000));
+    req.on("close", () => clearTimeout(timer));
+    req.on("error", fail);
+    req.end();
+    return req;
+  }
+
+  /** Splits a streamed answer into lines; one line longer than maxBodyBytes fails the stream. */
+  private readLines(
+    res: http.IncomingMessage,
+    onLine: (line: string) => void,
+    end: () => void,
+    fail: (e: Error) => void,
+  ): void {
+    const limit = this.options.maxBodyBytes ?? DEFAULT_MAX_BODY;
+    const decoder = new StringDecoder("utf8");
+    let pending = "";
+    let ended = false;
+    res.on("data", (chunk: Buffer) => {
+      const lines = (pending + decoder.write(chunk)).split("\n");
+      pending = lines.pop() ?? "";
+      if (pending.length > limit) return res.destroy(new Error(`line longer than ${limit} bytes`));
+      try {
+        for (const line of lines) if (line.trim() !== "") onLine(line);
+      } catch (err) {
+        res.destroy(err instanceof Error ? err : new Error(String(err)));
+      }
+    });
+    res.on("error", fail);
+    res.on("end", () => {
+      ended = true;
+      const last = pending + decoder.end();
+      if (last.trim() !== "") onLine(last);
+      end();
+    });
+    res.on("close", () => {
+      if (!ended) fail(new Error("stream closed"));
     });
   }
 
@@ -193,7 +306,8 @@ async function createEndpoint(kc: KubeConfig): Promise<Endpoint> {
   const opts: https.RequestOptions = {};
   // client-node resolves CA, client certificates, skip-verify and the proxy agent here.
   await kc.applyToHTTPSOptions(opts);
-  if (cluster.proxyUrl && opts.agent instanceof http.Agent) return { url, agent: opts.agent };
+  if (cluster.proxyUrl && opts.agent instanceof http.Agent)
+    return { url, agent: opts.agent, streamAgent: opts.agent };
   const tls: https.AgentOptions = {
     keepAlive: true,
     maxSockets: 64,
@@ -207,7 +321,32 @@ async function createEndpoint(kc: KubeConfig): Promise<Endpoint> {
   if (opts.rejectUnauthorized !== undefined) tls.rejectUnauthorized = opts.rejectUnauthorized;
   const agent =
     url.protocol === "http:" ? new http.Agent({ keepAlive: true }) : new https.Agent(tls);
-  return { url, agent };
+  const streams = { ...tls, keepAlive: false, maxSockets: Infinity };
+  const streamAgent =
+    url.protocol === "http:" ? new http.Agent({ keepAlive: false }) : new https.Agent(streams);
+  return { url, agent, streamAgent };
+}
+
+function clientFor(url: URL): typeof http | typeof https {
+  return url.protocol === "http:" ? http : https;
+}
+
+function requestOptions(
+  url: URL,
+  agent: http.Agent,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+): http.RequestOptions {
+  return {
+    protocol: url.protocol,
+    hostname: url.hostname.replace(/^\[(.*)\]$/, "$1"),
+    port: url.port,
+    path: joinPath(url.pathname, path),
+    method,
+    agent,
+    headers,
+  };
 }
 
 /** The headers client-node computed (Authorization, Impersonate-User, ...) as plain strings. */
