@@ -22,3 +22,5 @@ server.keepAliveTimeout = 65_000;
 server.listen(0, "127.0.0.1", () => {
   process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`);
 });
+process.once("SIGINT", () => process.exit(0));
+process.once("SIGTERM", () => process.exit(0));

@@ -8,7 +8,7 @@ import { loadKubeConfig } from "../kube/kubeconfig.js";
 import type { KubeApi } from "../kube/ports.js";
 import { UnavailableApi } from "../kube/unavailable-api.js";
 import { createApp, listen, type RunningServer } from "../server/app.js";
-import { createLogger, type Logger } from "../server/logger.js";
+import { createLogger, flushLogs, type Logger } from "../server/logger.js";
 import { createMetrics } from "../server/metrics.js";
 import { loadTlsFiles, selfSignedTls, watchTlsFiles, type TlsMaterial } from "../server/tls.js";
 import type { ServeOptions } from "./serve.js";
@@ -77,6 +77,7 @@ export async function startServe(
       unwatch();
       await server.close();
       api.close?.();
+      flushLogs(logger);
     },
   };
 }

@@ -36,7 +36,8 @@ function admissionHandler(path: string, admit: Admit, opts: AppOptions) {
   const route = path.replace(/^\//, "");
   return async (req: Request, res: Response): Promise<void> => {
     const started = process.hrtime.bigint();
-    const end = opts.metrics.inFlight.startTimer({ route });
+    const inFlight = opts.metrics.inFlight.labels(route);
+    inFlight.inc();
     let request: AdmissionRequest | null = null;
     let code = 200;
     let allowed = "error";
@@ -59,7 +60,7 @@ function admissionHandler(path: string, admit: Admit, opts: AppOptions) {
       }
       if (e.code >= 500) failure = e.message;
     } finally {
-      end();
+      inFlight.dec();
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const labels = { route, operation: request?.operation ?? "unknown", allowed };
       opts.metrics.requests.inc(labels);

@@ -3,14 +3,13 @@
 // crash the process or keep a request hanging.
 
 import express, { type NextFunction, type Request, type Response } from "express";
+import { isUtf8 } from "node:buffer";
 import { KubeError, newBadRequest } from "../api/status.js";
 
 /** kube-apiserver caps request bodies at 3 MiB; an AdmissionReview of a valid object fits. */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 /** Deeper than any OwnedAccessKey can be; keeps recursive code downstream safe. */
 export const MAX_JSON_DEPTH = 100;
-
-const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 export function sendStatus(res: Response, err: KubeError): void {
   if (err.details?.retryAfterSeconds)
@@ -40,34 +39,45 @@ export function requireJson(req: Request, res: Response, next: NextFunction): vo
 /** Raw bytes, with body-parser enforcing the limit (413) before and while reading. */
 export const rawBody = express.raw({ type: () => true, limit: MAX_BODY_BYTES, inflate: true });
 
-/** Throws a 400 when nesting exceeds `max`; iterative, so hostile depth cannot overflow the stack. */
-export function assertDepth(value: unknown, max = MAX_JSON_DEPTH): void {
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length) {
-    const [v, depth] = stack.pop()!;
-    if (typeof v !== "object" || v === null) continue;
-    if (depth > max) throw newBadRequest(`request body is nested deeper than ${max} levels`);
-    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACE = 0x7d;
+const CLOSE_BRACKET = 0x5d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * Throws a 400 when JSON text nests deeper than `max`. Scans the bytes once, before JSON.parse, so
+ * hostile depth never reaches the parser or any recursive code, and nothing is allocated.
+ */
+export function assertJsonDepth(bytes: Uint8Array, max = MAX_JSON_DEPTH): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (inString) {
+      if (b === BACKSLASH) i++;
+      else if (b === QUOTE) inString = false;
+    } else if (b === QUOTE) {
+      inString = true;
+    } else if (b === OPEN_BRACE || b === OPEN_BRACKET) {
+      if (++depth > max) throw newBadRequest(`request body is nested deeper than ${max} levels`);
+    } else if (b === CLOSE_BRACE || b === CLOSE_BRACKET) {
+      depth--;
+    }
   }
 }
 
 /** Decodes and parses the raw body; throws a 400 KubeError that says what was wrong. */
 export function parseJsonBody(body: unknown): unknown {
   if (!Buffer.isBuffer(body) || body.length === 0) throw newBadRequest("request body is empty");
-  let text: string;
+  if (!isUtf8(body)) throw newBadRequest("request body is not valid UTF-8");
+  assertJsonDepth(body);
   try {
-    text = utf8.decode(body);
-  } catch {
-    throw newBadRequest("request body is not valid UTF-8");
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
+    return JSON.parse(body.toString("utf8")) as unknown;
   } catch (err) {
     throw newBadRequest(`request body is not valid JSON: ${(err as Error).message}`);
   }
-  assertDepth(parsed);
-  return parsed;
 }
 
 interface BodyParserError {

@@ -9,7 +9,8 @@ const BEARER = /\b(bearer)\s+[^\s"',;]+/gi;
 const MAX_DEPTH = 32;
 
 function redactString(s: string): string {
-  return s.replace(BEARER, `$1 ${REDACTED}`);
+  // Most strings hold no token; skip the regular expression for them.
+  return s.length > 7 && /bearer/i.test(s) ? s.replace(BEARER, `$1 ${REDACTED}`) : s;
 }
 
 /** A copy of `value` with every secret replaced; the input is never changed. */
@@ -19,14 +20,21 @@ export function redactSecrets(value: unknown, depth = 0): unknown {
   if (depth >= MAX_DEPTH) return "[TRUNCATED]";
   if (Array.isArray(value)) return value.map((v) => redactSecrets(v, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
+  for (const k of Object.keys(value)) {
+    const v = (value as Record<string, unknown>)[k];
     const secret = secretNames.has(k.toLowerCase()) && v !== undefined && v !== null && v !== "";
-    Object.defineProperty(out, k, {
-      value: secret ? REDACTED : redactSecrets(v, depth + 1),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+    const copy = secret ? REDACTED : redactSecrets(v, depth + 1);
+    // A plain assignment to "__proto__" would set the prototype instead of a key.
+    if (k === "__proto__") {
+      Object.defineProperty(out, k, {
+        value: copy,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    } else {
+      out[k] = copy;
+    }
   }
   return out;
 }

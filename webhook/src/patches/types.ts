@@ -1,0 +1,97 @@
+// The contracts of the Endpoint-sync patch engine (spec: ../shared/spec/endpoint-sync.md). The
+// engine is pure: plain JSON in, plain JSON out. Expressions are run through an ExpressionRunner,
+// which is a SES compartment inside a worker thread in production (patches/sandbox/) and a plain
+// function in the unsandboxed benchmark baseline.
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+/** `toHost`: virtual → host, runs `expression`. `toVirtual`: host → virtual, runs `reverseExpression`. */
+export type Direction = "toHost" | "toVirtual";
+
+/** sync.toHost.endpoints.patches[i].reference */
+export interface ReferenceSpec {
+  apiVersion: string;
+  kind: string;
+  apiVersionPath?: string;
+  kindPath?: string;
+  namePath?: string;
+  namespacePath?: string;
+}
+
+/** sync.toHost.endpoints.patches[i], as written in vcluster.yaml. */
+export interface PatchSpec {
+  path: string;
+  expression?: string;
+  reverseExpression?: string;
+  reference?: ReferenceSpec;
+  labels?: Record<string, never>;
+}
+
+/** One parsed path segment. `index` is set for `[N]` / `N` segments that parse as integers. */
+export type PathSegment =
+  | { kind: "key"; key: string; bracketed: boolean }
+  | { kind: "index"; index: number }
+  | { kind: "wildcard" };
+
+/** The vCluster a patch runs for (context.vcluster). */
+export interface VClusterInfo {
+  name: string;
+  namespace: string;
+  /** The whole vcluster.yaml merged with defaults. */
+  config: Json;
+  /**
+   * Multi-namespace mode (sync.toHost.namespaces.enabled): virtual namespace → host namespace by
+   * sync.toHost.namespaces.mappings.byName (exact or one `*` with the same `*` on the host side).
+   */
+  namespaceMappings?: Record<string, string>;
+}
+
+/** What an expression sees as `context`. */
+export interface ExpressionContext {
+  vcluster: { name: string; namespace: string; config: Json };
+  hostObject: Json;
+  virtualObject: Json;
+  /** The canonical matched path, e.g. `subsets.0.addresses.1.hostname` (decision 4). */
+  path: string;
+}
+
+/**
+ * Runs the expression of patch `patchIndex` for the current direction on `value`.
+ * Returns the completion value (plain JSON, or undefined). Throws a PatchError on failure.
+ */
+export type ExpressionRunner = (
+  patchIndex: number,
+  value: Json,
+  context: ExpressionContext,
+) => Json | undefined;
+
+/** Resolves a host object back to its virtual name, from bookkeeping annotations of known objects. */
+export interface ReferenceResolver {
+  hostToVirtual(
+    ref: { apiVersion: string; kind: string },
+    hostNamespace: string,
+    hostName: string,
+  ): { namespace: string; name: string } | null;
+}
+
+/** One line of `vgate patch --explain`. */
+export interface ExplainEntry {
+  patchIndex: number;
+  path: string;
+  /** Canonical matched paths; empty when the patch matched nothing. */
+  matched: string[];
+  action: "expression" | "reverseExpression" | "drop" | "reference" | "labels" | "skip";
+  note?: string;
+}
+
+export class PatchError extends Error {
+  override readonly name = "PatchError";
+  constructor(
+    message: string,
+    readonly patchIndex?: number,
+    readonly path?: string,
+  ) {
+    super(message);
+  }
+}
