@@ -201,6 +201,7 @@ async function main(): Promise<void> {
       `--tls-cert-file=${join(dir, "tls.crt")}`,
       `--tls-private-key-file=${join(dir, "tls.key")}`,
       `--kubeconfig=${api.value}`,
+      ...(process.env.VGATE_ARGS ?? "").split(" ").filter(Boolean),
     ],
     { cwd: repoRoot, stdio: ["ignore", openSync(logFile, "w"), "inherit"] },
   );
