@@ -28,11 +28,16 @@ export interface PatchSpec {
   labels?: Record<string, never>;
 }
 
-/** One parsed path segment. `index` is set for `[N]` / `N` segments that parse as integers. */
+/**
+ * One parsed path segment. `index` is set for `[N]` / `N` segments that parse as non-negative
+ * integers. vCluster resolves such a segment as an array index on arrays and as the key `N` on
+ * objects ("`[0]` on an object means key "0""), so an index segment keeps its source text in `key`
+ * (e.g. `007`); without it, `String(index)` is the object key.
+ */
 export type PathSegment =
-  | { kind: "key"; key: string; bracketed: boolean }
-  | { kind: "index"; index: number }
-  | { kind: "wildcard" };
+  | { kind: "key"; key: string; bracketed: boolean; quoted?: boolean }
+  | { kind: "index"; index: number; key?: string; bracketed?: boolean }
+  | { kind: "wildcard"; bracketed?: boolean };
 
 /** The vCluster a patch runs for (context.vcluster). */
 export interface VClusterInfo {
@@ -91,7 +96,8 @@ export class PatchError extends Error {
     message: string,
     readonly patchIndex?: number,
     readonly path?: string,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }

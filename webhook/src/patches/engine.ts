@@ -1,0 +1,352 @@
+// The translate-patch engine (spec c, decisions 4-6): plain JSON in, plain JSON out, no I/O.
+// Patches run in list order and each sees the previous one's output (c.4). Expressions run
+// through the injected ExpressionRunner; reference and labels patches delegate to their modules.
+
+import { applyLabelsPatch } from "./labels-patch.js";
+import { canonicalPath, formatMatchedPath, parsePath, PathSyntaxError } from "./path.js";
+import { applyReferencePatch, type ResolvedReference } from "./reference.js";
+import {
+  copyJson,
+  deleteMatch,
+  findMatches,
+  isJsonObject,
+  readMatch,
+  writeMatch,
+  type Match,
+} from "./traverse.js";
+import {
+  PatchError,
+  type Direction,
+  type ExplainEntry,
+  type ExpressionContext,
+  type ExpressionRunner,
+  type Json,
+  type JsonObject,
+  type PatchSpec,
+  type PathSegment,
+  type ReferenceResolver,
+  type VClusterInfo,
+} from "./types.js";
+
+export interface CompiledPatch {
+  index: number;
+  spec: PatchSpec;
+  segments: PathSegment[];
+  ref?: {
+    nameSegments?: PathSegment[];
+    namespaceSegments?: PathSegment[];
+    kindSegments?: PathSegment[];
+    apiVersionSegments?: PathSegment[];
+  };
+}
+
+export interface ApplyInput {
+  object: JsonObject;
+  direction: Direction;
+  /** Update change set: null leaves are deletions and pass through (decision 5). */
+  changeSet?: boolean;
+  hostObject: Json;
+  virtualObject: Json;
+}
+
+export interface ApplyOptions {
+  patches: CompiledPatch[];
+  vcluster: VClusterInfo;
+  run: ExpressionRunner;
+  resolver?: ReferenceResolver;
+  explain?: boolean;
+}
+
+export interface ApplyResult {
+  object: JsonObject;
+  /** One entry per patch when `explain` is set, else empty. */
+  explain: ExplainEntry[];
+  warnings: string[];
+  /** Every reference a reference patch rewrote, so the sync controller can copy or import it. */
+  references: ResolvedReference[];
+}
+
+/** What one patch does in the current direction. */
+export type PatchMode = ExplainEntry["action"];
+
+/**
+ * What a patch decided for one matched value: keep it, replace it or delete it (decision 5).
+ * `note` explains a keep or a change for `vgate patch --explain`.
+ */
+export type Outcome =
+  | { kind: "keep"; note?: string }
+  | { kind: "set"; value: Json; note?: string }
+  | { kind: "delete"; note?: string };
+
+type RefPathField = "namePath" | "namespacePath" | "kindPath" | "apiVersionPath";
+
+/** Parses every path; a syntax error names `patches[i]` and the offending field. */
+export function compilePatches(specs: PatchSpec[]): CompiledPatch[] {
+  return specs.map((spec, index) => compilePatch(spec, index));
+}
+
+function compilePatch(spec: PatchSpec, index: number): CompiledPatch {
+  const segments = parseField(spec.path, index, "path");
+  const compiled: CompiledPatch = { index, spec, segments };
+  const reference = spec.reference;
+  if (reference === undefined || reference === null) return compiled;
+  const segmentsOf = (field: RefPathField): PathSegment[] | undefined => {
+    const text = reference[field];
+    // `omitempty` strings: "" is the same as absent (a.2).
+    return text === undefined || text === "" ? undefined : parseField(text, index, field);
+  };
+  compiled.ref = {
+    nameSegments: segmentsOf("namePath"),
+    namespaceSegments: segmentsOf("namespacePath"),
+    kindSegments: segmentsOf("kindPath"),
+    apiVersionSegments: segmentsOf("apiVersionPath"),
+  };
+  return compiled;
+}
+
+function parseField(text: unknown, index: number, field: string): PathSegment[] {
+  const where =
+    field === "path" ? `patches[${index}].path` : `patches[${index}].reference.${field}`;
+  if (typeof text !== "string") throw new PatchError(`${where} must be a string`, index);
+  try {
+    return parsePath(text);
+  } catch (err) {
+    if (!(err instanceof PathSyntaxError)) throw err;
+    throw new PatchError(`${where}: ${err.message}`, index, text, { cause: err });
+  }
+}
+
+/** The normalised path of a compiled patch, for duplicate detection. */
+export function compiledPathKey(patch: CompiledPatch): string {
+  return canonicalPath(patch.segments);
+}
+
+/** Decision 6 and c.1: which action a patch takes when syncing in `direction`. */
+export function patchMode(spec: PatchSpec, direction: Direction): PatchMode {
+  if (spec.reference !== undefined && spec.reference !== null) return "reference";
+  if (spec.labels !== undefined && spec.labels !== null) return "labels";
+  const forward = direction === "toHost" ? spec.expression : spec.reverseExpression;
+  const backward = direction === "toHost" ? spec.reverseExpression : spec.expression;
+  if (typeof forward === "string" && forward !== "") {
+    return direction === "toHost" ? "expression" : "reverseExpression";
+  }
+  // "If you omit expression, vCluster drops that field from the patch when syncing to the
+  // control plane cluster" (Patching docs).
+  return typeof backward === "string" && backward !== "" ? "drop" : "skip";
+}
+
+/** Everything one applyPatches call shares between its patches. */
+interface Run {
+  input: ApplyInput;
+  options: ApplyOptions;
+  object: JsonObject;
+  explain: ExplainEntry[];
+  warnings: string[];
+  references: ResolvedReference[];
+  frozen?: { host: Json; virtual: Json; config: Json };
+}
+
+/** Applies the patches to a deep copy of `input.object`; the input is never mutated. */
+export function applyPatches(input: ApplyInput, options: ApplyOptions): ApplyResult {
+  if (!isJsonObject(input.object)) throw new PatchError("the object to patch must be an object");
+  const run: Run = {
+    input,
+    options,
+    object: copyJson(input.object) as JsonObject,
+    explain: [],
+    warnings: [],
+    references: [],
+  };
+  for (const patch of options.patches) applyPatch(run, patch);
+  return {
+    object: run.object,
+    explain: options.explain === true ? run.explain : [],
+    warnings: run.warnings,
+    references: run.references,
+  };
+}
+
+function applyPatch(run: Run, patch: CompiledPatch): void {
+  const mode = patchMode(patch.spec, run.input.direction);
+  if (patch.segments.length === 0) {
+    applyToRoot(run, patch, mode);
+    return;
+  }
+  const matches = findMatches(run.object, patch.segments);
+  if (matches.length === 0) {
+    record(run, patch, "skip", [], "path not found");
+    return;
+  }
+  const notes = new Set<string>();
+  for (const match of matches) {
+    const outcome = decide(run, patch, mode, readMatch(match), match.keys);
+    applyOutcome(patch, mode, match, outcome);
+    if (outcome.note !== undefined) notes.add(outcome.note);
+  }
+  const matched = matches.map((m) => formatMatchedPath(m.keys));
+  record(run, patch, mode, matched, notes.size > 0 ? [...notes].join("; ") : undefined);
+}
+
+function applyToRoot(run: Run, patch: CompiledPatch, mode: PatchMode): void {
+  const outcome = decide(run, patch, mode, run.object, []);
+  if (outcome.kind === "delete" && mode === "drop") {
+    // The change set itself is dropped: nothing of it reaches the other side.
+    run.object = {};
+  } else if (outcome.kind !== "keep") {
+    if (outcome.kind === "delete" || !isJsonObject(outcome.value)) {
+      throw patchError(patch, "", `the result for the empty path must be an object`);
+    }
+    run.object = outcome.value;
+  }
+  record(run, patch, mode, [""], outcome.note);
+}
+
+/** Decision 5: null/undefined deletes an object key; an array element cannot be deleted. */
+function applyOutcome(patch: CompiledPatch, mode: PatchMode, match: Match, outcome: Outcome): void {
+  if (outcome.kind === "keep") return;
+  if (outcome.kind === "set") {
+    writeMatch(match, outcome.value);
+    return;
+  }
+  if (Array.isArray(match.parent)) {
+    const why =
+      mode === "drop"
+        ? "there is no expression for this direction, so the field would be dropped, but an array element cannot be removed"
+        : "the result is null or undefined, but an array element cannot be deleted";
+    throw patchError(patch, formatMatchedPath(match.keys), why);
+  }
+  deleteMatch(match);
+}
+
+function decide(
+  run: Run,
+  patch: CompiledPatch,
+  mode: PatchMode,
+  value: Json,
+  keys: (string | number)[],
+): Outcome {
+  if (mode === "skip") return { kind: "keep", note: "no expression for either direction" };
+  if (mode === "drop") return { kind: "delete", note: "no expression for this direction" };
+  // c.7 #1: a null leaf of an update change set is a deletion; pass it through unchanged.
+  if (run.input.changeSet === true && value === null && keys.length > 0) {
+    return { kind: "keep", note: "deletion passed through" };
+  }
+  const path = formatMatchedPath(keys);
+  if (mode === "reference")
+    return delegate(run, patch, path, () => referenceOutcome(run, patch, value, path));
+  if (mode === "labels") {
+    return delegate(run, patch, path, () =>
+      applyLabelsPatch({
+        value,
+        direction: run.input.direction,
+        vcluster: run.options.vcluster,
+        virtualObject: run.input.virtualObject,
+      }),
+    );
+  }
+  return runExpression(run, patch, value, path);
+}
+
+function referenceOutcome(run: Run, patch: CompiledPatch, value: Json, path: string) {
+  return applyReferencePatch({
+    patch,
+    value,
+    path,
+    direction: run.input.direction,
+    vcluster: run.options.vcluster,
+    resolver: run.options.resolver,
+    hostObject: run.input.hostObject,
+    virtualObject: run.input.virtualObject,
+  });
+}
+
+/** Runs a reference or labels translator, collecting its warnings and naming it in errors. */
+function delegate(
+  run: Run,
+  patch: CompiledPatch,
+  path: string,
+  translate: () => Outcome & { warning?: string; reference?: ResolvedReference },
+): Outcome {
+  let result: Outcome & { warning?: string; reference?: ResolvedReference };
+  try {
+    result = translate();
+  } catch (err) {
+    throw wrapError(err, patch, path);
+  }
+  if (result.warning !== undefined) {
+    run.warnings.push(`patches[${patch.index}] at ${quotePath(path)}: ${result.warning}`);
+  }
+  if (result.reference !== undefined) run.references.push(result.reference);
+  if (result.kind === "set") return { kind: "set", value: result.value, note: result.note };
+  return result.kind === "delete"
+    ? { kind: "delete", note: result.note }
+    : { kind: "keep", note: result.note };
+}
+
+function runExpression(run: Run, patch: CompiledPatch, value: Json, path: string): Outcome {
+  let result: unknown;
+  try {
+    result = run.options.run(patch.index, value, contextFor(run, path));
+  } catch (err) {
+    throw wrapError(err, patch, path);
+  }
+  if (result === null || result === undefined) return { kind: "delete" };
+  try {
+    return { kind: "set", value: copyJson(result) };
+  } catch (err) {
+    throw patchError(patch, path, `the result is not JSON: ${messageOf(err)}`, err);
+  }
+}
+
+/** context (c.3): frozen copies, made once per call, so an expression cannot reach the inputs. */
+function contextFor(run: Run, path: string): ExpressionContext {
+  run.frozen ??= {
+    host: copyJson(run.input.hostObject, true),
+    virtual: copyJson(run.input.virtualObject, true),
+    config: copyJson(run.options.vcluster.config, true),
+  };
+  const { name, namespace } = run.options.vcluster;
+  return {
+    vcluster: Object.freeze({ name, namespace, config: run.frozen.config }),
+    hostObject: run.frozen.host,
+    virtualObject: run.frozen.virtual,
+    path,
+  };
+}
+
+function record(
+  run: Run,
+  patch: CompiledPatch,
+  action: PatchMode,
+  matched: string[],
+  note: string | undefined,
+): void {
+  if (run.options.explain !== true) return;
+  const entry: ExplainEntry = { patchIndex: patch.index, path: patch.spec.path, matched, action };
+  if (note !== undefined) entry.note = note;
+  run.explain.push(entry);
+}
+
+function quotePath(path: string): string {
+  return path === "" ? "the whole object" : JSON.stringify(path);
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function patchError(
+  patch: CompiledPatch,
+  path: string,
+  message: string,
+  cause?: unknown,
+): PatchError {
+  const text = `patches[${patch.index}] at ${quotePath(path)}: ${message}`;
+  return new PatchError(text, patch.index, path, cause === undefined ? undefined : { cause });
+}
+
+/** Errors from expressions and translators become PatchErrors naming the patch and the path. */
+function wrapError(err: unknown, patch: CompiledPatch, path: string): PatchError {
+  if (err instanceof PatchError && err.patchIndex === patch.index && err.path === path) return err;
+  return patchError(patch, path, messageOf(err), err);
+}
