@@ -1,0 +1,325 @@
+import assert from "node:assert/strict";
+import { describe, it } from "mocha";
+import { parse } from "yaml";
+import { validateVClusterConfig } from "../../../webhook/src/config/validate-config.js";
+
+const P = "sync.toHost.endpoints.patches";
+
+/** Validates `patches` given as YAML list items under sync.toHost.endpoints.patches. */
+function patches(yamlItems: string): string[] {
+  const indented = yamlItems
+    .trim()
+    .split("\n")
+    .map((l) => `        ${l}`)
+    .join("\n");
+  return validateVClusterConfig(
+    parse(`sync:\n  toHost:\n    endpoints:\n      patches:\n${indented}\n`),
+  );
+}
+
+describe("config/validate-config", () => {
+  it("accepts a full valid config and leaves other sections alone", () => {
+    const config = parse(`
+controlPlane: {distro: {k8s: {enabled: true}}}
+sync:
+  fromHost: {nodes: {enabled: true}}
+  toHost:
+    pods: {enabled: true, anything: [1]}
+    endpoints:
+      enabled: true
+      patches:
+        - path: metadata.annotations["example.com/owner"]
+          expression: 'value.toUpperCase()'
+          reverseExpression: 'value.toLowerCase();'
+        - path: metadata.annotations['example.com/secret-name']
+          reference: {apiVersion: v1, kind: Secret}
+        - path: spec.secretRef
+          reference: {apiVersion: v1, kind: Secret, namePath: name, namespacePath: namespace}
+        - path: spec.selector.matchLabels
+          labels: {}
+        - path: ""
+          reverseExpression: '(() => { value.x ??= 1; return value })()'
+    namespaces:
+      enabled: true
+      mappingsOnly: true
+      mappings: {byName: {"team-a": "host-a", "dev-*": "h-dev-*"}}
+`);
+    assert.deepEqual(validateVClusterConfig(config), []);
+  });
+
+  it("accepts empty and null sections", () => {
+    assert.deepEqual(validateVClusterConfig(null), []);
+    assert.deepEqual(validateVClusterConfig({}), []);
+    assert.deepEqual(
+      validateVClusterConfig(parse("sync:\n  toHost:\n    endpoints:\n      patches:\n")),
+      [],
+    );
+  });
+
+  describe("a.3: vCluster's exact messages", () => {
+    it("can only use one of", () => {
+      assert.deepEqual(patches(`- {path: a, expression: value, labels: {}}`), [
+        `${P}[0] can only use one of: expression, labels or reference`,
+      ]);
+      assert.deepEqual(
+        patches(`- {path: a, reverseExpression: value, reference: {apiVersion: v1, kind: Secret}}`),
+        [`${P}[0] can only use one of: expression, labels or reference`],
+      );
+    });
+
+    it("expression and reverseExpression together count as one mode", () => {
+      assert.deepEqual(patches(`- {path: a, expression: value, reverseExpression: value}`), []);
+    });
+
+    it("need to use one of (an empty expression is no expression, null labels are unset)", () => {
+      assert.deepEqual(patches(`- {path: a}`), [
+        `${P}[0] need to use one of: expression, labels or reference`,
+      ]);
+      assert.deepEqual(patches(`- {path: a, expression: "", labels: null}`), [
+        `${P}[0] need to use one of: expression, labels or reference`,
+      ]);
+    });
+
+    it("same path, also after normalisation", () => {
+      assert.deepEqual(
+        patches(`- {path: a.b, expression: value}\n- {path: a.b, expression: value}`),
+        [`${P}[0] and ${P}[1] have the same path "a.b"`],
+      );
+      assert.deepEqual(
+        patches(
+          `- {path: 'a["b"]', expression: value}\n- {path: c, expression: value}\n- {path: a.b, expression: value}`,
+        ),
+        [`${P}[0] and ${P}[2] have the same path "a.b"`],
+      );
+      assert.deepEqual(
+        patches(`- {path: a.b, expression: value}\n- {path: a.c, expression: value}`),
+        [],
+      );
+    });
+  });
+
+  describe("a.4 / a.5", () => {
+    it("path grammar errors", () => {
+      const problems = patches(
+        `- {path: "a[", expression: value}\n- {path: "a[]", expression: value}\n- {path: "a[-1]", expression: value}\n- {path: "a[[0]]", expression: value}\n- {path: 'a."b', expression: value}`,
+      );
+      assert.equal(problems.length, 5);
+      assert.match(
+        problems[0]!,
+        /^sync\.toHost\.endpoints\.patches\[0\]\.path: invalid path "a\[": /,
+      );
+      assert.match(
+        problems[1]!,
+        /^sync\.toHost\.endpoints\.patches\[1\]\.path: invalid path "a\[\]": /,
+      );
+      assert.match(
+        problems[2]!,
+        /^sync\.toHost\.endpoints\.patches\[2\]\.path: invalid path "a\[-1\]": /,
+      );
+      assert.match(problems[3]!, /^sync\.toHost\.endpoints\.patches\[3\]\.path: invalid path /);
+      assert.match(problems[4]!, /^sync\.toHost\.endpoints\.patches\[4\]\.path: invalid path /);
+    });
+
+    it("expression syntax errors, compiled but never run", () => {
+      assert.deepEqual(patches(`- {path: a, expression: "value +"}`), [
+        `${P}[0].expression: Unexpected end of input`,
+      ]);
+      assert.deepEqual(patches(`- {path: a, reverseExpression: "return value"}`), [
+        `${P}[0].reverseExpression: Illegal return statement`,
+      ]);
+      // Running this would throw; compiling it does not.
+      assert.deepEqual(
+        patches(`- {path: a, expression: "(() => { throw new Error('ran') })()"}`),
+        [],
+      );
+    });
+
+    it("expressions are strict mode, as in SES, and cannot import", () => {
+      assert.deepEqual(patches(`- {path: a, expression: "010"}`), [
+        `${P}[0].expression: Octal literals are not allowed in strict mode.`,
+      ]);
+      assert.deepEqual(patches(`- {path: a, expression: 'import("fs")'}`), [
+        `${P}[0].expression: possible import expression rejected; expressions cannot import`,
+      ]);
+      assert.deepEqual(patches(`- {path: a, expression: 'value --> 1'}`), [
+        `${P}[0].expression: "<!--" and "-->" are rejected by the sandbox`,
+      ]);
+    });
+
+    it("metadata.name and metadata.namespace are not valid patch paths", () => {
+      assert.deepEqual(
+        patches(
+          `- {path: metadata.name, expression: value}\n- {path: 'metadata["namespace"]', expression: value}`,
+        ),
+        [
+          `${P}[0].path: "metadata.name" is not a valid patch path: metadata.name and metadata.namespace are never in an update change set`,
+          `${P}[1].path: "metadata[\\"namespace\\"]" is not a valid patch path: metadata.name and metadata.namespace are never in an update change set`,
+        ],
+      );
+      assert.deepEqual(patches(`- {path: metadata.labels.name, expression: value}`), []);
+    });
+
+    it("reference: required, non-empty apiVersion and kind", () => {
+      assert.deepEqual(patches(`- {path: a, reference: {apiVersion: "", kind: " "}}`), [
+        `${P}[0].reference.apiVersion must not be empty`,
+        `${P}[0].reference.kind must not be empty`,
+      ]);
+      assert.deepEqual(patches(`- {path: a, reference: {}}`), [
+        `${P}[0].reference.apiVersion is required`,
+        `${P}[0].reference.kind is required`,
+      ]);
+    });
+
+    it("reference: namePath is required with namespacePath, kindPath or apiVersionPath", () => {
+      assert.deepEqual(
+        patches(
+          `- {path: a, reference: {apiVersion: v1, kind: Secret, kindPath: k, apiVersionPath: v}}`,
+        ),
+        [`${P}[0].reference.namePath is required when apiVersionPath, kindPath is set`],
+      );
+      assert.deepEqual(
+        patches(
+          `- {path: a, reference: {apiVersion: v1, kind: Secret, namePath: n, namespacePath: ns}}`,
+        ),
+        [],
+      );
+    });
+
+    it("reference: sub-paths are parsed", () => {
+      const problems = patches(
+        `- {path: a, reference: {apiVersion: v1, kind: Secret, namePath: "n[", namespacePath: "[]"}}`,
+      );
+      assert.equal(problems.length, 2);
+      assert.match(
+        problems[0]!,
+        /^sync\.toHost\.endpoints\.patches\[0\]\.reference\.namePath: invalid path "n\["/,
+      );
+      assert.match(
+        problems[1]!,
+        /^sync\.toHost\.endpoints\.patches\[0\]\.reference\.namespacePath: invalid path "\[\]"/,
+      );
+    });
+
+    it("labels must be {}", () => {
+      assert.deepEqual(patches(`- {path: a, labels: {x: 1}}`), [
+        `unknown field "${P}[0].labels.x" (labels must be {})`,
+      ]);
+      assert.deepEqual(patches(`- {path: a, labels: true}`), [
+        `${P}[0].labels: must be an object, got boolean`,
+      ]);
+    });
+
+    it("unknown fields at every level name the full path", () => {
+      const problems = validateVClusterConfig(
+        parse(`
+sync:
+  toHost:
+    endpoints:
+      enable: true
+      patches:
+        - path: a
+          expresion: value
+          expression: value
+        - path: b
+          reference: {apiVersion: v1, kind: Secret, name: x}
+`),
+      );
+      assert.deepEqual(problems, [
+        `unknown field "sync.toHost.endpoints.enable"`,
+        `unknown field "${P}[0].expresion"`,
+        `unknown field "${P}[1].reference.name"`,
+      ]);
+    });
+
+    it("wrong types", () => {
+      const problems = validateVClusterConfig(
+        parse(`
+sync:
+  toHost:
+    endpoints:
+      enabled: "true"
+      patches: {path: a}
+`),
+      );
+      assert.deepEqual(problems, [
+        "sync.toHost.endpoints.enabled: must be a boolean, got string",
+        "sync.toHost.endpoints.patches: must be an array, got object",
+      ]);
+      assert.deepEqual(patches(`- 5\n- {path: 1, expression: 2}\n- {expression: value}`), [
+        `${P}[0]: must be an object, got number`,
+        `${P}[1].path: must be a string, got number`,
+        `${P}[1].expression: must be a string, got number`,
+        `${P}[2].path is required`,
+      ]);
+      assert.deepEqual(validateVClusterConfig([1]), ["config: must be an object, got array"]);
+      assert.deepEqual(validateVClusterConfig({ sync: "x" }), [
+        "sync: must be an object, got string",
+      ]);
+      assert.deepEqual(validateVClusterConfig({ sync: { toHost: [] } }), [
+        "sync.toHost: must be an object, got array",
+      ]);
+      assert.deepEqual(validateVClusterConfig({ sync: { toHost: { endpoints: 1 } } }), [
+        "sync.toHost.endpoints: must be an object, got number",
+      ]);
+    });
+
+    it("namespace mappings", () => {
+      const problems = validateVClusterConfig(
+        parse(`
+sync:
+  toHost:
+    namespaces:
+      enabled: 1
+      mappings:
+        byName: {"a-*": "b", "c-*-*": "d-*-*", "e": 3, "ok-*": "h-*"}
+`),
+      );
+      assert.deepEqual(problems, [
+        "sync.toHost.namespaces.enabled: must be a boolean, got number",
+        'sync.toHost.namespaces.mappings.byName["a-*"]: "*" must be used on both sides of a mapping or on neither',
+        'sync.toHost.namespaces.mappings.byName["c-*-*"]: a mapping may use at most one "*" on each side',
+        'sync.toHost.namespaces.mappings.byName["e"]: must be a string, got number',
+      ]);
+      assert.deepEqual(
+        validateVClusterConfig({ sync: { toHost: { namespaces: { mappings: { byName: [] } } } } }),
+        ["sync.toHost.namespaces.mappings.byName: must be an object, got array"],
+      );
+    });
+  });
+
+  it("a config with 5 problems lists all 5", () => {
+    const problems = validateVClusterConfig(
+      parse(`
+sync:
+  toHost:
+    endpoints:
+      enabled: maybe
+      patches:
+        - path: "a["
+          expression: value
+        - path: b
+        - path: c
+          expression: "value +"
+        - path: c
+          reference: {apiVersion: v1, kind: Secret}
+`),
+    );
+    assert.deepEqual(problems, [
+      "sync.toHost.endpoints.enabled: must be a boolean, got string",
+      `${P}[0].path: invalid path "a[": unclosed bracket at position 1`,
+      `${P}[1] need to use one of: expression, labels or reference`,
+      `${P}[2].expression: Unexpected end of input`,
+      `${P}[2] and ${P}[3] have the same path "c"`,
+    ]);
+  });
+
+  it("never throws on hostile input", () => {
+    const hostile = JSON.parse(
+      '{"sync":{"toHost":{"endpoints":{"__proto__":{"enabled":1},"patches":[{"path":"a","__proto__":{"labels":{}},"expression":"value"}]}}}}',
+    ) as unknown;
+    assert.deepEqual(validateVClusterConfig(hostile), [
+      'unknown field "sync.toHost.endpoints.__proto__"',
+      `unknown field "${P}[0].__proto__"`,
+    ]);
+  });
+});

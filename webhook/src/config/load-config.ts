@@ -1,0 +1,162 @@
+// Loads vcluster.yaml (YAML or JSON) once, at the edge, into a validated, typed config with
+// vCluster's defaults merged in (spec endpoint-sync.md a.1, a.2).
+import { readFile } from "node:fs/promises";
+import { parseDocument } from "yaml";
+import type { Json, JsonObject, PatchSpec } from "../patches/types.js";
+import { validateVClusterConfig } from "./validate-config.js";
+
+export interface VClusterConfig {
+  /** The whole vcluster.yaml merged with defaults, for context.vcluster.config. */
+  raw: Json;
+  endpoints: { enabled: boolean; patches: PatchSpec[] };
+  namespaces: { enabled: boolean; mappings: Record<string, string> };
+}
+
+/** A config that cannot be used; `problems` lists every reason. */
+export class VClusterConfigError extends Error {
+  override readonly name = "VClusterConfigError";
+  constructor(
+    readonly fileName: string,
+    readonly problems: string[],
+  ) {
+    super(`invalid vCluster config ${fileName}:\n  ${problems.join("\n  ")}`);
+  }
+}
+
+/** yaml's messages end with " at line L, column C:" and a code excerpt; we say `file:L:C:`. */
+function yamlProblem(fileName: string, err: { message: string; linePos?: unknown }): string {
+  const firstLine = err.message.split("\n")[0] ?? err.message;
+  const message = firstLine.replace(/ at line \d+, column \d+:?$/, "");
+  const pos = Array.isArray(err.linePos) ? (err.linePos[0] as { line?: number; col?: number }) : {};
+  if (pos.line === undefined || pos.col === undefined) return `${fileName}: ${message}`;
+  return `${fileName}:${pos.line}:${pos.col}: ${message}`;
+}
+
+/**
+ * Parses YAML or JSON text (JSON is YAML 1.2). Problems are syntax errors with line and column;
+ * duplicate keys, multiple documents and alias bombs are errors too.
+ */
+export function parseConfigText(
+  text: string,
+  fileName: string,
+): { ok: true; value: unknown } | { ok: false; problems: string[] } {
+  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
+  if (doc.errors.length > 0) {
+    return { ok: false, problems: doc.errors.map((e) => yamlProblem(fileName, e)) };
+  }
+  try {
+    return { ok: true, value: doc.toJS({ maxAliasCount: 100 }) as unknown };
+  } catch (err) {
+    // toJS throws on excessive aliases ("billion laughs").
+    return {
+      ok: false,
+      problems: [`${fileName}: ${err instanceof Error ? err.message : String(err)}`],
+    };
+  }
+}
+
+function isObj(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The object at `key` of `parent`, created (or replacing null) when absent. */
+function child(parent: JsonObject, key: string): JsonObject {
+  const existing = Object.hasOwn(parent, key) ? parent[key] : undefined;
+  if (isObj(existing)) return existing;
+  const created: JsonObject = {};
+  parent[key] = created;
+  return created;
+}
+
+function setDefault(obj: JsonObject, key: string, value: Json): Json {
+  const existing = Object.hasOwn(obj, key) ? obj[key] : undefined;
+  if (existing !== undefined && existing !== null) return existing;
+  obj[key] = value;
+  return value;
+}
+
+/** A deep copy of a validated config with vCluster's defaults (chart values.yaml) filled in. */
+function withDefaults(parsed: unknown): JsonObject {
+  const raw: JsonObject = isObj(parsed) ? (JSON.parse(JSON.stringify(parsed)) as JsonObject) : {};
+  const toHost = child(child(raw, "sync"), "toHost");
+  const endpoints = child(toHost, "endpoints");
+  setDefault(endpoints, "enabled", true);
+  setDefault(endpoints, "patches", []);
+  const namespaces = child(toHost, "namespaces");
+  setDefault(namespaces, "enabled", false);
+  child(child(namespaces, "mappings"), "byName");
+  return raw;
+}
+
+/** A patch entry as PatchSpec: "" expressions are absent (Go `omitempty`), null means unset. */
+function toPatchSpec(entry: JsonObject): PatchSpec {
+  const spec: PatchSpec = { path: entry["path"] as string };
+  const expression = entry["expression"];
+  const reverse = entry["reverseExpression"];
+  if (typeof expression === "string" && expression !== "") spec.expression = expression;
+  if (typeof reverse === "string" && reverse !== "") spec.reverseExpression = reverse;
+  if (isObj(entry["reference"])) spec.reference = referenceSpec(entry["reference"]);
+  if (isObj(entry["labels"])) spec.labels = {};
+  return spec;
+}
+
+function referenceSpec(ref: JsonObject): NonNullable<PatchSpec["reference"]> {
+  const out: NonNullable<PatchSpec["reference"]> = {
+    apiVersion: ref["apiVersion"] as string,
+    kind: ref["kind"] as string,
+  };
+  for (const key of ["apiVersionPath", "kindPath", "namePath", "namespacePath"] as const) {
+    const value = Object.hasOwn(ref, key) ? ref[key] : undefined;
+    if (typeof value === "string" && value !== "") out[key] = value;
+  }
+  return out;
+}
+
+function typed(raw: JsonObject): VClusterConfig {
+  const toHost = child(child(raw, "sync"), "toHost");
+  const endpoints = child(toHost, "endpoints");
+  const namespaces = child(toHost, "namespaces");
+  const patches = endpoints["patches"];
+  const byName = child(child(namespaces, "mappings"), "byName");
+  return {
+    raw,
+    endpoints: {
+      enabled: endpoints["enabled"] === true,
+      patches: Array.isArray(patches) ? patches.filter(isObj).map(toPatchSpec) : [],
+    },
+    namespaces: {
+      enabled: namespaces["enabled"] === true,
+      mappings: Object.fromEntries(
+        Object.entries(byName).filter((e): e is [string, string] => typeof e[1] === "string"),
+      ),
+    },
+  };
+}
+
+/**
+ * Parses, validates and types vcluster.yaml text. Throws a VClusterConfigError listing every
+ * problem (syntax errors with file:line:column, then validation problems).
+ */
+export function loadVClusterConfig(text: string, fileName: string): VClusterConfig {
+  const parsed = parseConfigText(text, fileName);
+  if (!parsed.ok) throw new VClusterConfigError(fileName, parsed.problems);
+  const problems = validateVClusterConfig(parsed.value);
+  if (problems.length > 0) throw new VClusterConfigError(fileName, problems);
+  return typed(withDefaults(parsed.value));
+}
+
+/** loadVClusterConfig for a file; a read error is a VClusterConfigError too. */
+export async function readVClusterConfig(path: string): Promise<VClusterConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (err) {
+    throw new VClusterConfigError(path, [readProblem(path, err)]);
+  }
+  return loadVClusterConfig(text, path);
+}
+
+/** "cannot read vcluster.yaml: ENOENT: no such file or directory, open 'vcluster.yaml'". */
+export function readProblem(path: string, err: unknown): string {
+  return `cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`;
+}

@@ -1,0 +1,261 @@
+// Validation of the parts of vcluster.yaml that vgate uses (spec endpoint-sync.md a.2-a.5,
+// decision 9): sync.toHost.endpoints and sync.toHost.namespaces. Every problem is listed; nothing
+// throws. vCluster's own messages (a.3) are kept word for word so users can search for them.
+import vm from "node:vm";
+import { canonicalPath, parsePath, PathSyntaxError } from "../patches/path.js";
+
+type Problems = string[];
+type Obj = Record<string, unknown>;
+
+const ENDPOINTS = "sync.toHost.endpoints";
+const NAMESPACES = "sync.toHost.namespaces";
+const ENDPOINTS_KEYS = ["enabled", "patches"];
+const PATCH_KEYS = ["path", "expression", "reverseExpression", "reference", "labels"];
+const REFERENCE_PATH_KEYS = ["apiVersionPath", "kindPath", "namePath", "namespacePath"] as const;
+const REFERENCE_KEYS = ["apiVersion", "kind", ...REFERENCE_PATH_KEYS];
+/** Update change sets never contain these (spec a.4, c.2): such a patch could only fire on create. */
+const UNPATCHABLE = new Set(["metadata.name", "metadata.namespace"]);
+
+// SES rejects these before parsing (ses/src/transforms.js), so the sandbox would fail at sync time.
+const SES_IMPORT = /(^|[^.]|\.\.\.)\bimport(\s*(?:\(|\/[/*]))/;
+const SES_HTML_COMMENT = /(?:<!--|-->)/;
+
+function isObj(value: unknown): value is Obj {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function typeName(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value;
+}
+
+function own(obj: Obj, key: string): unknown {
+  return Object.hasOwn(obj, key) ? obj[key] : undefined;
+}
+
+function wrongType(path: string, expected: string, value: unknown): string {
+  return `${path}: must be ${expected}, got ${typeName(value)}`;
+}
+
+function unknownFields(obj: Obj, path: string, allowed: readonly string[]): Problems {
+  return Object.keys(obj)
+    .filter((key) => !allowed.includes(key))
+    .map((key) => `unknown field "${path}.${key}"`);
+}
+
+/** `value` as an object at `path`; absent or null is "not set" (Go decodes null as nil). */
+function optionalObject(value: unknown, path: string, problems: Problems): Obj | null {
+  if (value === undefined || value === null) return null;
+  if (isObj(value)) return value;
+  problems.push(wrongType(path, "an object", value));
+  return null;
+}
+
+/** A string field that may be absent; "" is the same as absent (Go `omitempty`). */
+function optionalString(obj: Obj, key: string, path: string, problems: Problems): string {
+  const value = own(obj, key);
+  if (value === undefined || value === null) return "";
+  if (typeof value === "string") return value;
+  problems.push(wrongType(`${path}.${key}`, "a string", value));
+  return "";
+}
+
+/** Parses a patch path; returns its canonical form, or null after recording the problem. */
+function checkPath(path: string, where: string, problems: Problems): string | null {
+  try {
+    return canonicalPath(parsePath(path));
+  } catch (err) {
+    // Anything else than a PathSyntaxError is a parser bug, but still a problem, never a crash.
+    const message =
+      err instanceof PathSyntaxError || err instanceof Error ? err.message : String(err);
+    problems.push(`${where}: ${message}`);
+    return null;
+  }
+}
+
+/** Compiles without running: `new vm.Script` only parses. Strict, as SES compartments are. */
+function checkExpression(source: string, where: string, problems: Problems): void {
+  if (source === "") return;
+  if (SES_IMPORT.test(source)) {
+    problems.push(`${where}: possible import expression rejected; expressions cannot import`);
+  }
+  if (SES_HTML_COMMENT.test(source)) {
+    problems.push(`${where}: "<!--" and "-->" are rejected by the sandbox`);
+  }
+  try {
+    new vm.Script(`"use strict";${source}`);
+  } catch (err) {
+    problems.push(`${where}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+function checkReference(value: unknown, where: string, problems: Problems): void {
+  const ref = optionalObject(value, where, problems);
+  if (ref === null) return;
+  problems.push(...unknownFields(ref, where, REFERENCE_KEYS));
+  for (const key of ["apiVersion", "kind"]) {
+    const text = own(ref, key);
+    if (text === undefined || text === null) problems.push(`${where}.${key} is required`);
+    else if (typeof text !== "string")
+      problems.push(wrongType(`${where}.${key}`, "a string", text));
+    else if (text.trim() === "") problems.push(`${where}.${key} must not be empty`);
+  }
+  for (const key of REFERENCE_PATH_KEYS) {
+    const path = optionalString(ref, key, where, problems);
+    if (path !== "") checkPath(path, `${where}.${key}`, problems);
+  }
+  const set = REFERENCE_PATH_KEYS.filter(
+    (k) => k !== "namePath" && own(ref, k) && own(ref, k) !== "",
+  );
+  if (set.length > 0 && !own(ref, "namePath")) {
+    problems.push(`${where}.namePath is required when ${set.join(", ")} is set`);
+  }
+}
+
+function checkLabels(value: unknown, where: string, problems: Problems): void {
+  const labels = optionalObject(value, where, problems);
+  if (labels === null) return;
+  // TranslatePatchLabels has no fields: `labels: {}` is the only valid value.
+  for (const key of Object.keys(labels))
+    problems.push(`unknown field "${where}.${key}" (labels must be {})`);
+}
+
+/** How many of vCluster's three modes a patch uses (config/validation.go, validatePatches). */
+function modesUsed(patch: Obj): number {
+  const set = (key: string): boolean => {
+    const value = own(patch, key);
+    return value !== undefined && value !== null && value !== "";
+  };
+  const expression = set("expression") || set("reverseExpression") ? 1 : 0;
+  return expression + (set("labels") ? 1 : 0) + (set("reference") ? 1 : 0);
+}
+
+/** Checks patches[i]; returns its canonical path for the duplicate check, or null. */
+function checkPatch(patch: unknown, where: string, problems: Problems): string | null {
+  if (!isObj(patch)) {
+    problems.push(wrongType(where, "an object", patch));
+    return null;
+  }
+  problems.push(...unknownFields(patch, where, PATCH_KEYS));
+  const canonical = checkPatchPath(patch, where, problems);
+  checkExpression(
+    optionalString(patch, "expression", where, problems),
+    `${where}.expression`,
+    problems,
+  );
+  const reverse = optionalString(patch, "reverseExpression", where, problems);
+  checkExpression(reverse, `${where}.reverseExpression`, problems);
+  checkReference(own(patch, "reference"), `${where}.reference`, problems);
+  checkLabels(own(patch, "labels"), `${where}.labels`, problems);
+  const used = modesUsed(patch);
+  if (used > 1) problems.push(`${where} can only use one of: expression, labels or reference`);
+  if (used === 0) problems.push(`${where} need to use one of: expression, labels or reference`);
+  return canonical;
+}
+
+function checkPatchPath(patch: Obj, where: string, problems: Problems): string | null {
+  const path = own(patch, "path");
+  if (path === undefined || path === null) {
+    problems.push(`${where}.path is required`);
+    return null;
+  }
+  if (typeof path !== "string") {
+    problems.push(wrongType(`${where}.path`, "a string", path));
+    return null;
+  }
+  const canonical = checkPath(path, `${where}.path`, problems);
+  if (canonical !== null && UNPATCHABLE.has(canonical)) {
+    problems.push(
+      `${where}.path: ${JSON.stringify(path)} is not a valid patch path: ` +
+        "metadata.name and metadata.namespace are never in an update change set",
+    );
+  }
+  return canonical;
+}
+
+function checkPatches(value: unknown, problems: Problems): void {
+  if (value === undefined || value === null) return;
+  if (!Array.isArray(value)) {
+    problems.push(wrongType(`${ENDPOINTS}.patches`, "an array", value));
+    return;
+  }
+  const seen = new Map<string, number>();
+  value.forEach((patch: unknown, i) => {
+    const where = `${ENDPOINTS}.patches[${i}]`;
+    const canonical = checkPatch(patch, where, problems);
+    if (canonical === null) return;
+    const first = seen.get(canonical);
+    if (first === undefined) {
+      seen.set(canonical, i);
+      return;
+    }
+    const path = (patch as Obj)["path"] as string;
+    problems.push(
+      `${ENDPOINTS}.patches[${first}] and ${where} have the same path ${JSON.stringify(path)}`,
+    );
+  });
+}
+
+function checkEndpoints(value: unknown, problems: Problems): void {
+  const endpoints = optionalObject(value, ENDPOINTS, problems);
+  if (endpoints === null) return;
+  problems.push(...unknownFields(endpoints, ENDPOINTS, ENDPOINTS_KEYS));
+  const enabled = own(endpoints, "enabled");
+  if (enabled !== undefined && enabled !== null && typeof enabled !== "boolean") {
+    problems.push(wrongType(`${ENDPOINTS}.enabled`, "a boolean", enabled));
+  }
+  checkPatches(own(endpoints, "patches"), problems);
+}
+
+function wildcardCount(text: string): number {
+  return text.split("*").length - 1;
+}
+
+function checkMapping(from: string, to: unknown, where: string, problems: Problems): void {
+  if (typeof to !== "string") {
+    problems.push(wrongType(where, "a string", to));
+    return;
+  }
+  const [fromStars, toStars] = [wildcardCount(from), wildcardCount(to)];
+  if (fromStars > 1 || toStars > 1) {
+    problems.push(`${where}: a mapping may use at most one "*" on each side`);
+  } else if (fromStars !== toStars) {
+    problems.push(`${where}: "*" must be used on both sides of a mapping or on neither`);
+  }
+}
+
+function checkNamespaces(value: unknown, problems: Problems): void {
+  // Only the fields vgate reads are checked; vCluster has more (e.g. mappingsOnly).
+  const namespaces = optionalObject(value, NAMESPACES, problems);
+  if (namespaces === null) return;
+  const enabled = own(namespaces, "enabled");
+  if (enabled !== undefined && enabled !== null && typeof enabled !== "boolean") {
+    problems.push(wrongType(`${NAMESPACES}.enabled`, "a boolean", enabled));
+  }
+  const mappings = optionalObject(own(namespaces, "mappings"), `${NAMESPACES}.mappings`, problems);
+  if (mappings === null) return;
+  const where = `${NAMESPACES}.mappings.byName`;
+  const byName = optionalObject(own(mappings, "byName"), where, problems);
+  if (byName === null) return;
+  for (const [from, to] of Object.entries(byName)) {
+    checkMapping(from, to, `${where}[${JSON.stringify(from)}]`, problems);
+  }
+}
+
+/**
+ * Every problem in the sync.toHost.endpoints and sync.toHost.namespaces sections of a parsed
+ * vcluster.yaml, as messages naming the field; [] when it is valid. Other sections pass untouched.
+ */
+export function validateVClusterConfig(raw: unknown): string[] {
+  const problems: Problems = [];
+  if (raw === undefined || raw === null) return problems; // an empty file: all defaults
+  if (!isObj(raw)) return [wrongType("config", "an object", raw)];
+  const sync = optionalObject(own(raw, "sync"), "sync", problems);
+  const toHost =
+    sync === null ? null : optionalObject(own(sync, "toHost"), "sync.toHost", problems);
+  if (toHost === null) return problems;
+  checkEndpoints(own(toHost, "endpoints"), problems);
+  checkNamespaces(own(toHost, "namespaces"), problems);
+  return problems;
+}

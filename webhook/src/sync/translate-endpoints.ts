@@ -1,0 +1,262 @@
+// What vCluster's Endpoints syncer does to a virtual Endpoints object before patches run (spec
+// endpoint-sync.md f.3 steps 1-5), and the way back from a host object's bookkeeping annotations.
+import { hostName, mapNamespaceToHost } from "../patches/host-names.js";
+import {
+  hostLabelsMap,
+  type LabelScope,
+  MarkerLabel,
+  virtualLabelsMap,
+} from "../patches/labels.js";
+import type { Json, JsonObject, VClusterInfo } from "../patches/types.js";
+
+/** vCluster's bookkeeping annotations (pkg/util/translate/types.go). */
+export const BOOKKEEPING_ANNOTATIONS = Object.freeze({
+  name: "vcluster.loft.sh/object-name",
+  namespace: "vcluster.loft.sh/object-namespace",
+  uid: "vcluster.loft.sh/object-uid",
+  kind: "vcluster.loft.sh/object-kind",
+  hostName: "vcluster.loft.sh/object-host-name",
+  hostNamespace: "vcluster.loft.sh/object-host-namespace",
+  managedAnnotations: "vcluster.loft.sh/managed-annotations",
+  managedLabels: "vcluster.loft.sh/managed-labels",
+});
+
+/** Go's GroupVersionKind.String() for core/v1 Endpoints. */
+export const ENDPOINTS_KIND = "/v1, Kind=Endpoints";
+
+/** Stripped by the Endpoints syncer: leader election state must not leak to the host. */
+export const EXCLUDED_ANNOTATION = "control-plane.alpha.kubernetes.io/leader";
+
+/** Never copied from the virtual object: only vCluster itself may set them on the host. */
+const NOT_COPIED = new Set<string>([
+  ...Object.values(BOOKKEEPING_ANNOTATIONS),
+  EXCLUDED_ANNOTATION,
+]);
+
+/** Reset on the host copy (translate.HostMetadata): they belong to the virtual object. */
+const RESET_METADATA: readonly string[] = [
+  "generateName",
+  "selfLink",
+  "uid",
+  "resourceVersion",
+  "generation",
+  "creationTimestamp",
+  "deletionTimestamp",
+  "deletionGracePeriodSeconds",
+  "ownerReferences",
+  "finalizers",
+  "managedFields",
+];
+
+type EndpointsVCluster = VClusterInfo & { targetNamespace?: string };
+
+function isObject(value: Json | undefined): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function ownField(obj: JsonObject, key: string): Json | undefined {
+  return Object.hasOwn(obj, key) ? obj[key] : undefined;
+}
+
+function ownObject(obj: JsonObject, key: string): JsonObject {
+  const value = ownField(obj, key);
+  return isObject(value) ? value : {};
+}
+
+function ownString(obj: JsonObject, key: string): string {
+  const value = ownField(obj, key);
+  return typeof value === "string" ? value : "";
+}
+
+/** The string entries of a label or annotation map; anything else is not a label. */
+function stringMap(value: Json | undefined): Record<string, string> | null {
+  if (!isObject(value)) return null;
+  const entries = Object.entries(value).filter(
+    (e): e is [string, string] => typeof e[1] === "string",
+  );
+  return Object.fromEntries(entries);
+}
+
+function deepCopy(value: JsonObject): JsonObject {
+  return JSON.parse(JSON.stringify(value)) as JsonObject;
+}
+
+/** Empty is equivalent to `default` for namespaced objects. */
+function namespaceOf(meta: JsonObject): string {
+  return ownString(meta, "namespace") || "default";
+}
+
+function targetNamespaceOf(vc: EndpointsVCluster): string {
+  return vc.targetNamespace ?? vc.namespace;
+}
+
+/**
+ * The host name and namespace of a namespaced object: the same name in the mapped namespace when
+ * sync.toHost.namespaces maps it, otherwise `name-x-ns-x-vc` in the target namespace.
+ */
+export function hostNameAndNamespace(
+  name: string,
+  ns: string,
+  vc: EndpointsVCluster,
+): { name: string; namespace: string } {
+  const mapped = vc.namespaceMappings ? mapNamespaceToHost(ns, vc.namespaceMappings) : null;
+  if (mapped !== null) return { name, namespace: mapped };
+  return { name: hostName(name, ns, vc.name), namespace: targetNamespaceOf(vc) };
+}
+
+function sortedKeys(map: Record<string, string>): string[] {
+  return Object.keys(map).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+function hostAnnotations(
+  virtual: { name: string; namespace: string; uid: string; annotations: Json | undefined },
+  host: { name: string; namespace: string },
+): Record<string, string> {
+  const copied = Object.entries(stringMap(virtual.annotations) ?? {}).filter(
+    ([key]) => !NOT_COPIED.has(key),
+  );
+  const out = new Map<string, string>(copied);
+  const managed = sortedKeys(Object.fromEntries(copied));
+  if (managed.length > 0) out.set(BOOKKEEPING_ANNOTATIONS.managedAnnotations, managed.join("\n"));
+  out.set(BOOKKEEPING_ANNOTATIONS.name, virtual.name);
+  out.set(BOOKKEEPING_ANNOTATIONS.namespace, virtual.namespace);
+  out.set(BOOKKEEPING_ANNOTATIONS.uid, virtual.uid);
+  out.set(BOOKKEEPING_ANNOTATIONS.kind, ENDPOINTS_KIND);
+  out.set(BOOKKEEPING_ANNOTATIONS.hostName, host.name);
+  out.set(BOOKKEEPING_ANNOTATIONS.hostNamespace, host.namespace);
+  return Object.fromEntries(out);
+}
+
+/** Applies `rewrite` to every `targetRef` of Kind Pod in addresses and notReadyAddresses. */
+function forEachPodTargetRef(endpoints: JsonObject, rewrite: (ref: JsonObject) => void): void {
+  const subsets = ownField(endpoints, "subsets");
+  if (!Array.isArray(subsets)) return;
+  for (const subset of subsets) {
+    if (!isObject(subset)) continue;
+    for (const list of ["addresses", "notReadyAddresses"]) {
+      const addresses = ownField(subset, list);
+      if (Array.isArray(addresses)) addresses.forEach((a) => podTargetRef(a, rewrite));
+    }
+  }
+}
+
+function podTargetRef(address: Json, rewrite: (ref: JsonObject) => void): void {
+  if (!isObject(address)) return;
+  const ref = ownField(address, "targetRef");
+  if (isObject(ref) && ownString(ref, "kind") === "Pod") rewrite(ref);
+}
+
+/**
+ * translateEndpointsToHost: the host Endpoints vCluster creates for `virtual` (f.3 steps 1-5),
+ * before patches run. The input is not modified.
+ */
+export function translateEndpointsToHost(virtual: JsonObject, vc: EndpointsVCluster): JsonObject {
+  const out = deepCopy(virtual);
+  const meta = ownObject(out, "metadata");
+  const vName = ownString(meta, "name");
+  const vNamespace = namespaceOf(meta);
+  const host = hostNameAndNamespace(vName, vNamespace, vc);
+  const uid = ownString(meta, "uid");
+  const vLabels = stringMap(ownField(meta, "labels")) ?? {};
+  const annotations = hostAnnotations(
+    { name: vName, namespace: vNamespace, uid, annotations: ownField(meta, "annotations") },
+    host,
+  );
+  const scope: LabelScope = { name: vc.name, namespace: targetNamespaceOf(vc) };
+  const kept = Object.entries(meta).filter(([key]) => !RESET_METADATA.includes(key));
+  const hostMeta = new Map<string, Json>(kept);
+  hostMeta.set("name", host.name);
+  hostMeta.set("namespace", host.namespace);
+  hostMeta.set("annotations", annotations);
+  // An unlabelled virtual object still gets the marker: IsManaged needs it on the host.
+  hostMeta.set("labels", hostLabelsMap(vLabels, null, vNamespace, true, scope) ?? {});
+  out["metadata"] = Object.fromEntries(hostMeta);
+  forEachPodTargetRef(out, (ref) => {
+    // The Endpoints controller always fills targetRef.namespace; fall back to the object's.
+    const podNamespace = ownString(ref, "namespace") || vNamespace;
+    const pod = hostNameAndNamespace(ownString(ref, "name"), podNamespace, vc);
+    ref["name"] = pod.name;
+    ref["namespace"] = pod.namespace;
+    delete ref["uid"];
+    delete ref["resourceVersion"];
+  });
+  return out;
+}
+
+/** A host Endpoints object that vCluster's syncer (or translateEndpointsToHost) made. */
+export function isSyncedHostEndpoints(host: JsonObject): boolean {
+  const meta = ownObject(host, "metadata");
+  const name = ownString(ownObject(meta, "annotations"), BOOKKEEPING_ANNOTATIONS.name);
+  return name !== "" && ownString(ownObject(meta, "labels"), MarkerLabel) !== "";
+}
+
+/** The virtual object a synced host object was made from, by its bookkeeping annotations. */
+export function virtualRefFromHost(
+  host: JsonObject,
+): { name: string; namespace: string; uid?: string } | null {
+  const annotations = ownObject(ownObject(host, "metadata"), "annotations");
+  const name = ownString(annotations, BOOKKEEPING_ANNOTATIONS.name);
+  if (name === "") return null;
+  const namespace = ownString(annotations, BOOKKEEPING_ANNOTATIONS.namespace);
+  const uid = ownString(annotations, BOOKKEEPING_ANNOTATIONS.uid);
+  return uid === "" ? { name, namespace } : { name, namespace, uid };
+}
+
+function managedAnnotations(annotations: JsonObject): Record<string, string> {
+  const managed = ownString(annotations, BOOKKEEPING_ANNOTATIONS.managedAnnotations);
+  const keys = new Set(managed === "" ? [] : managed.split("\n"));
+  const kept = Object.entries(stringMap(annotations) ?? {}).filter(([key]) => keys.has(key));
+  return Object.fromEntries(kept);
+}
+
+/** How the host object was named, which tells how to reverse its Pod targetRefs. */
+function reversePodRef(
+  hostMeta: JsonObject,
+  ref: { name: string; namespace: string },
+  vcName: string,
+): (targetRef: JsonObject) => void {
+  const hostNs = ownString(hostMeta, "namespace");
+  const multiNamespace = ownString(hostMeta, "name") === ref.name && hostNs !== ref.namespace;
+  const suffix = `-x-${ref.namespace}-x-${vcName}`;
+  return (targetRef) => {
+    if (ownString(targetRef, "namespace") !== hostNs) return;
+    const name = ownString(targetRef, "name");
+    if (multiNamespace) {
+      targetRef["namespace"] = ref.namespace;
+    } else if (name.length > suffix.length && name.endsWith(suffix)) {
+      // Hashed (over 63 bytes) names cannot be reversed; they are left as they are.
+      targetRef["name"] = name.slice(0, name.length - suffix.length);
+      targetRef["namespace"] = ref.namespace;
+    }
+  };
+}
+
+/**
+ * The virtual Endpoints as far as the host object's bookkeeping tells: name, namespace and uid
+ * from the annotations, only the managed annotations, labels mapped back, and Pod targetRefs
+ * reversed where the host name is not hashed. Null-free: a host object without bookkeeping gives
+ * an object without name. `vc` defaults to the managed-by label and the host namespace.
+ */
+export function rebuildVirtualFromHost(host: JsonObject, vc?: LabelScope): JsonObject {
+  const out = deepCopy(host);
+  const hostMeta = ownObject(out, "metadata");
+  const annotations = ownObject(hostMeta, "annotations");
+  const hostLabels = stringMap(ownField(hostMeta, "labels"));
+  const scope = vc ?? {
+    name: hostLabels === null ? "" : (hostLabels[MarkerLabel] ?? ""),
+    namespace: ownString(hostMeta, "namespace"),
+  };
+  const ref = virtualRefFromHost(out) ?? { name: "", namespace: "" };
+  const meta = new Map<string, Json>([
+    ["name", ref.name],
+    ["namespace", ref.namespace],
+  ]);
+  if (ref.uid !== undefined) meta.set("uid", ref.uid);
+  const kept = managedAnnotations(annotations);
+  if (Object.keys(kept).length > 0) meta.set("annotations", kept);
+  const labels = virtualLabelsMap(hostLabels, null, scope);
+  if (labels !== null && Object.keys(labels).length > 0) meta.set("labels", labels);
+  forEachPodTargetRef(out, reversePodRef(hostMeta, ref, scope.name));
+  out["metadata"] = Object.fromEntries(meta);
+  return out;
+}
