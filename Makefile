@@ -27,8 +27,10 @@ lint: install
 run: build
 	webhook/bin/vgate serve --dev $(ARGS)
 
+# Admission webhook under load (vs an echo baseline), then the patch engine (vs goja and unsandboxed).
 bench: build
-	node dist/test/bench/run.js
+	node dist/test/bench/admission.js
+	node dist/test/bench/patches.js
 
 clean:
 	rm -rf dist

@@ -1,7 +1,11 @@
 // `vgate`: the admission webhook and controller. Subcommands are dispatched from here.
 
 import { CliError, EXIT, usageError } from "./errors.js";
+import { benchCommand } from "./bench.js";
+import { checkConfigCommand } from "./check-config.js";
+import { patchCommand } from "./patch.js";
 import { serveCommand } from "./serve.js";
+import { translateCommand } from "./translate.js";
 
 export interface Command {
   name: string;
@@ -10,7 +14,13 @@ export interface Command {
   run(args: string[]): Promise<number>;
 }
 
-const commands: Command[] = [serveCommand];
+const commands: Command[] = [
+  serveCommand,
+  patchCommand,
+  translateCommand,
+  checkConfigCommand,
+  benchCommand,
+];
 
 function rootHelp(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

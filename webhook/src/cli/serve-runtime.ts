@@ -11,7 +11,12 @@ import { createApp, listen, type RunningServer } from "../server/app.js";
 import { createLogger, flushLogs, type Logger } from "../server/logger.js";
 import { createMetrics } from "../server/metrics.js";
 import { loadTlsFiles, selfSignedTls, watchTlsFiles, type TlsMaterial } from "../server/tls.js";
-import type { ServeOptions } from "./serve.js";
+import type { AdmissionRequest, AdmissionReviewResponse } from "../admission/review.js";
+import { VirtualEndpointsReader } from "../kube/virtual-endpoints.js";
+import { SandboxPool } from "../patches/sandbox/pool.js";
+import { admitEndpoints, type EndpointsAdmission } from "../sync/admit-endpoints.js";
+import type { EndpointsOptions, ServeOptions } from "./serve.js";
+import { loadVCluster } from "./vcluster-flags.js";
 
 async function connectApi(
   opts: ServeOptions,
@@ -31,6 +36,54 @@ async function connectApi(
   return new ApiClient(kc, resourceIdentity(opts.groupDomain));
 }
 
+interface StartedEndpoints {
+  admit: (req: AdmissionRequest) => Promise<AdmissionReviewResponse>;
+  close(): Promise<void>;
+}
+
+/** Loads the vCluster config, starts the sandbox and (optionally) the virtual cluster reader. */
+async function startEndpoints(opts: EndpointsOptions, logger: Logger): Promise<StartedEndpoints> {
+  const loaded = await loadVCluster(
+    {
+      config: opts.config,
+      "vcluster-name": opts.vclusterName,
+      "vcluster-namespace": opts.vclusterNamespace,
+    },
+    "serve",
+  );
+  const pool = new SandboxPool({ size: opts.workers, deadlineMs: opts.deadlineMs });
+  await pool.loadConfig("endpoints", { patches: loaded.patches, vcluster: loaded.vcluster });
+  let reader: VirtualEndpointsReader | undefined;
+  if (opts.virtualKubeconfig) {
+    const kc = await loadKubeConfig({ kubeconfig: opts.virtualKubeconfig, env: {} });
+    reader = new VirtualEndpointsReader(kc!);
+  }
+  const deps: EndpointsAdmission = {
+    side: opts.side,
+    enabled: loaded.enabled,
+    configKey: "endpoints",
+    runner: pool,
+    onPatchError: opts.onPatchError,
+    virtualEndpoints: reader ? (ns, name) => reader.get(ns, name) : undefined,
+  };
+  logger.info(
+    {
+      side: opts.side,
+      patches: loaded.patches.length,
+      enabled: loaded.enabled,
+      vcluster: opts.vclusterName,
+    },
+    "serving /mutate/endpoints",
+  );
+  return {
+    admit: (req) => admitEndpoints(req, deps),
+    close: async () => {
+      reader?.close();
+      await pool.close();
+    },
+  };
+}
+
 export interface StartedServe {
   server: RunningServer;
   logger: Logger;
@@ -48,12 +101,14 @@ export async function startServe(
     : await selfSignedTls();
   const api = await connectApi(opts, identity.group, logger);
   const deps: AccessKeyAdmission = { identity, adminGroups: opts.adminGroups, api };
+  const endpoints = opts.endpoints ? await startEndpoints(opts.endpoints, logger) : undefined;
   const app = createApp({
     logger,
     metrics: createMetrics(),
     routes: {
       "/mutate/ownedaccesskeys": (req) => admitMutate(req, deps),
       "/validate/ownedaccesskeys": (req) => admitValidate(req, deps),
+      ...(endpoints ? { "/mutate/endpoints": endpoints.admit } : {}),
     },
     ready: opts.dev ? undefined : () => api.ready(),
   });
@@ -77,6 +132,7 @@ export async function startServe(
       unwatch();
       await server.close();
       api.close?.();
+      await endpoints?.close();
       flushLogs(logger);
     },
   };

@@ -5,6 +5,7 @@ import { DEFAULT_GROUP_DOMAIN } from "../api/ownedaccesskey.js";
 import { dns1123SubdomainErrors } from "../accesskeys/names.js";
 import { LOG_LEVELS } from "../server/logger.js";
 import { EXIT, usageError } from "./errors.js";
+import { parseDuration } from "./patch.js";
 import type { Command } from "./main.js";
 import type { LevelWithSilent } from "pino";
 
@@ -16,6 +17,7 @@ Routes:
   GET  /healthz                    liveness
   GET  /readyz                     ready when TLS is loaded and the API server answered discovery
   GET  /metrics                    Prometheus metrics
+  POST /mutate/endpoints           with --config: applies sync.toHost.endpoints patches to Endpoints
 
 Usage:
   vgate serve [flags]
@@ -31,6 +33,18 @@ Flags:
       --log-level string              One of ${LOG_LEVELS.join(", ")} (default "info")
       --dev                           Serve a self-signed certificate made at start; run without an API server
                                       (checks that need one then fail closed with a clear message)
+
+Endpoint-sync patches (POST /mutate/endpoints, enabled by --config):
+      --config string                 vCluster config file whose sync.toHost.endpoints patches to apply
+      --vcluster-name string          Name of the virtual cluster (required with --config)
+      --vcluster-namespace string     Its namespace in the host cluster (required with --config)
+      --side string                   host: apply expressions to synced host Endpoints (default);
+                                      virtual: apply reverseExpressions to virtual Endpoints updates
+      --virtual-kubeconfig string     kubeconfig of the virtual cluster, to read context.virtualObject
+                                      (default: rebuilt from the host object's bookkeeping annotations)
+      --on-patch-error string         deny (default) or allow: admit the object unchanged, with a warning
+      --patch-timeout string          Deadline per object for the patches (default 100ms)
+      --patch-workers int             Sandbox worker threads (default: the number of CPUs)
   -h, --help                          Show this help
 
 Examples:
@@ -40,6 +54,59 @@ Examples:
   # In a cluster, with certificates mounted from a Secret
   vgate serve --tls-cert-file /etc/vgate/tls.crt --tls-private-key-file /etc/vgate/tls.key
 `;
+
+export interface EndpointsOptions {
+  config: string;
+  vclusterName: string;
+  vclusterNamespace: string;
+  side: "host" | "virtual";
+  virtualKubeconfig?: string;
+  onPatchError: "deny" | "allow";
+  deadlineMs: number;
+  workers?: number;
+}
+
+function parseEndpointsOptions(
+  v: Record<string, string | boolean | undefined>,
+): EndpointsOptions | undefined {
+  const str = (k: string): string | undefined =>
+    typeof v[k] === "string" ? (v[k] as string) : undefined;
+  const config = str("config");
+  if (!config) {
+    const stray = [
+      "vcluster-name",
+      "vcluster-namespace",
+      "virtual-kubeconfig",
+      "patch-workers",
+    ].find((k) => str(k));
+    if (stray) throw usageError(`--${stray} needs --config`);
+    return undefined;
+  }
+  if (!str("vcluster-name") || !str("vcluster-namespace")) {
+    throw usageError("--config needs --vcluster-name and --vcluster-namespace");
+  }
+  const side = str("side");
+  if (side !== "host" && side !== "virtual")
+    throw usageError(`invalid --side ${JSON.stringify(side)}: host or virtual`);
+  const onError = str("on-patch-error");
+  if (onError !== "deny" && onError !== "allow") {
+    throw usageError(`invalid --on-patch-error ${JSON.stringify(onError)}: deny or allow`);
+  }
+  const workers = str("patch-workers");
+  if (workers !== undefined && !/^[1-9]\d?$/.test(workers)) {
+    throw usageError(`invalid --patch-workers ${JSON.stringify(workers)}: an integer from 1 to 99`);
+  }
+  return {
+    config,
+    vclusterName: str("vcluster-name")!,
+    vclusterNamespace: str("vcluster-namespace")!,
+    side,
+    virtualKubeconfig: str("virtual-kubeconfig"),
+    onPatchError: onError,
+    deadlineMs: parseDuration(str("patch-timeout")!, "--patch-timeout"),
+    workers: workers === undefined ? undefined : Number(workers),
+  };
+}
 
 export interface ServeOptions {
   port: number;
@@ -51,6 +118,7 @@ export interface ServeOptions {
   adminGroups: string[];
   logLevel: LevelWithSilent;
   dev: boolean;
+  endpoints?: EndpointsOptions;
 }
 
 export function parseServeArgs(args: string[]): ServeOptions | "help" {
@@ -71,6 +139,14 @@ export function parseServeArgs(args: string[]): ServeOptions | "help" {
         "log-level": { type: "string", default: "info" },
         dev: { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
+        config: { type: "string" },
+        "vcluster-name": { type: "string" },
+        "vcluster-namespace": { type: "string" },
+        side: { type: "string", default: "host" },
+        "virtual-kubeconfig": { type: "string" },
+        "on-patch-error": { type: "string", default: "deny" },
+        "patch-timeout": { type: "string", default: "100ms" },
+        "patch-workers": { type: "string" },
       },
     });
   } catch (err) {
@@ -118,6 +194,7 @@ export function parseServeArgs(args: string[]): ServeOptions | "help" {
     adminGroups,
     logLevel: v["log-level"] as LevelWithSilent,
     dev: v.dev!,
+    endpoints: parseEndpointsOptions(v),
   };
 }
 

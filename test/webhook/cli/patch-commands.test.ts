@@ -1,0 +1,243 @@
+// `vgate check-config`, `vgate patch`, `vgate translate` and `vgate bench` as subprocesses, with
+// the example files the README shows.
+
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { repoRoot } from "../../support/fixtures.js";
+
+const bin = resolve(repoRoot, "webhook/bin/vgate");
+const example = (f: string) => resolve(repoRoot, "webhook/examples", f);
+const vc = ["--vcluster-name", "my-vcluster", "--vcluster-namespace", "vcluster-my-vcluster"];
+const run = (args: string[], input?: string) =>
+  spawnSync(bin, args, { encoding: "utf8", input, timeout: 30_000 });
+
+type Json = Record<string, unknown>;
+
+describe("vgate check-config / patch / translate / bench", function () {
+  this.timeout(60_000);
+  const dir = mkdtempSync(join(tmpdir(), "vgate-cli-"));
+
+  it("check-config prints OK for a valid file", () => {
+    const r = run(["check-config", example("vcluster.yaml")]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, "OK\n");
+  });
+
+  it("check-config lists every problem with vCluster's messages and exits 1", () => {
+    const r = run(["check-config", example("vcluster-invalid.yaml")]);
+    assert.equal(r.status, 1);
+    const lines = r.stdout.trim().split("\n");
+    assert.equal(lines.length, 6, r.stdout);
+    assert.match(r.stdout, /patches\[0\]\.path: invalid path .*unclosed quote/);
+    assert.match(r.stdout, /patches\[1\]\.expression: /);
+    assert.match(
+      r.stdout,
+      /sync\.toHost\.endpoints\.patches\[1\] and sync\.toHost\.endpoints\.patches\[2\] have the same path "subsets\[\*\]\.addresses\[\*\]\.ip"/,
+    );
+    assert.match(
+      r.stdout,
+      /sync\.toHost\.endpoints\.patches\[3\] need to use one of: expression, labels or reference/,
+    );
+    assert.match(r.stdout, /unknown field "sync\.toHost\.endpoints\.patches\[4\]\.expresion"/);
+  });
+
+  it("check-config reports a missing file and usage errors", () => {
+    const missing = run(["check-config", join(dir, "nope.yaml")]);
+    assert.equal(missing.status, 1);
+    assert.match(missing.stdout + missing.stderr, /nope\.yaml/);
+    assert.equal(run(["check-config"]).status, 2);
+  });
+
+  it("patch applies expressions toHost and prints JSON; --explain says what matched", () => {
+    const r = run([
+      "patch",
+      "--config",
+      example("vcluster.yaml"),
+      "--direction",
+      "toHost",
+      ...vc,
+      "--explain",
+      example("endpoints.yaml"),
+    ]);
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as Json;
+    const meta = out.metadata as { annotations: Record<string, string> };
+    assert.equal(meta.annotations.owner, "tenant-team-a");
+    const subsets = out.subsets as { addresses: { hostname: string }[] }[];
+    assert.equal(subsets[0]!.addresses[0]!.hostname, "db-0.my-vcluster");
+    assert.match(
+      r.stderr,
+      /patches\[0\] "metadata\.annotations\[\*\]" \(expression\): matched metadata\.annotations\.owner/,
+    );
+    assert.match(r.stderr, /patches\[1\] .* matched subsets\.0\.addresses\.0\.hostname/);
+  });
+
+  it("patch toVirtual runs reverseExpression and drops fields without one", () => {
+    const host = {
+      metadata: { annotations: { owner: "tenant-team-a" } },
+      subsets: [{ addresses: [{ hostname: "db-0.my-vcluster" }] }],
+    };
+    const r = run(
+      [
+        "patch",
+        "--config",
+        example("vcluster.yaml"),
+        "--direction",
+        "toVirtual",
+        "--change-set",
+        ...vc,
+        "-",
+      ],
+      JSON.stringify(host),
+    );
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as Json;
+    assert.deepEqual((out.metadata as Json).annotations, { owner: "team-a" });
+    // patches[1] has no reverseExpression: the field is dropped from the change set (decision 6).
+    assert.deepEqual(out.subsets, [{ addresses: [{}] }]);
+  });
+
+  it("patch reports an expression error with the patch index and path, exit 1", () => {
+    const cfg = join(dir, "throws.yaml");
+    writeFileSync(
+      cfg,
+      "sync:\n  toHost:\n    endpoints:\n      patches:\n        - path: metadata.name2\n          expression: 'value.nope.deeper'\n",
+    );
+    const r = run(
+      ["patch", "--config", cfg, "--direction", "toHost", ...vc, "-"],
+      JSON.stringify({ metadata: { name2: "x" } }),
+    );
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /^error: .*patches\[0\]/);
+    assert.match(r.stderr, /metadata\.name2/);
+  });
+
+  it("patch stops a runaway expression at the deadline", () => {
+    const cfg = join(dir, "loop.yaml");
+    writeFileSync(
+      cfg,
+      "sync:\n  toHost:\n    endpoints:\n      patches:\n        - path: a\n          expression: 'while (true) {}'\n",
+    );
+    const started = Date.now();
+    const r = run(
+      ["patch", "--config", cfg, "--direction", "toHost", "--timeout", "200ms", ...vc, "-"],
+      '{"a":1}',
+    );
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /patches\[0\]/);
+    assert.ok(Date.now() - started < 15_000);
+  });
+
+  it("patch refuses an invalid config with every problem listed", () => {
+    const r = run([
+      "patch",
+      "--config",
+      example("vcluster-invalid.yaml"),
+      "--direction",
+      "toHost",
+      ...vc,
+      example("endpoints.yaml"),
+    ]);
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /^error: invalid config/);
+    assert.match(r.stderr, /need to use one of/);
+  });
+
+  it("patch needs its flags", () => {
+    const r = run([
+      "patch",
+      "--config",
+      example("vcluster.yaml"),
+      ...vc,
+      example("endpoints.yaml"),
+    ]);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /--direction/);
+    assert.equal(run(["patch", "--help"]).status, 0);
+  });
+
+  it("translate prints the host Endpoints vCluster would create, patched", () => {
+    const r = run([
+      "translate",
+      "--config",
+      example("vcluster.yaml"),
+      ...vc,
+      example("endpoints.yaml"),
+    ]);
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as Json;
+    const meta = out.metadata as {
+      name: string;
+      namespace: string;
+      annotations: Record<string, string>;
+      labels: Record<string, string>;
+    };
+    assert.equal(meta.name, "db-x-default-x-my-vcluster");
+    assert.equal(meta.namespace, "vcluster-my-vcluster");
+    assert.equal(meta.annotations["vcluster.loft.sh/object-name"], "db");
+    assert.equal(meta.annotations["vcluster.loft.sh/object-namespace"], "default");
+    assert.equal(meta.annotations["vcluster.loft.sh/object-kind"], "/v1, Kind=Endpoints");
+    assert.equal(meta.labels["vcluster.loft.sh/managed-by"], "my-vcluster");
+    assert.equal(meta.annotations.owner, "tenant-team-a");
+    // The reference patch: single-namespace short name (decision 1).
+    assert.match(meta.annotations["example.com/tls-secret"]!, /^v[0-9a-z]{13}$/);
+    const address = (out.subsets as { addresses: Json[] }[])[0]!.addresses[0] as {
+      targetRef: Json;
+    };
+    assert.equal(address.targetRef.name, "db-0-x-default-x-my-vcluster");
+    assert.equal(address.targetRef.namespace, "vcluster-my-vcluster");
+  });
+
+  it("translate rejects objects that are not Endpoints", () => {
+    const r = run(
+      ["translate", "--config", example("vcluster.yaml"), ...vc, "-"],
+      '{"apiVersion":"v1","kind":"Service"}',
+    );
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /translate takes a v1 Endpoints object/);
+  });
+
+  it("bench prints one JSON line per scenario in the goja harness's format", () => {
+    const corpus = join(dir, "corpus.json");
+    writeFileSync(
+      corpus,
+      JSON.stringify({
+        vcluster: { name: "vc", namespace: "vc-ns" },
+        scenarios: [
+          {
+            name: "tiny",
+            object: { metadata: { annotations: { a: "1" } } },
+            patches: [{ path: "metadata.annotations[*]", expression: '"x" + value' }],
+          },
+        ],
+      }),
+    );
+    for (const engine of ["sandbox", "unsandboxed"]) {
+      const r = run([
+        "bench",
+        "--corpus",
+        corpus,
+        "--seconds",
+        "0.3",
+        "--engine",
+        engine,
+        "--workers",
+        "1",
+      ]);
+      assert.equal(r.status, 0, r.stderr);
+      const line = JSON.parse(r.stdout.trim()) as Json;
+      assert.deepEqual(Object.keys(line), [
+        "engine",
+        "scenario",
+        "objects",
+        "ns_per_object",
+        "objects_per_second",
+      ]);
+      assert.equal(line.scenario, "tiny");
+      assert.ok((line.objects as number) > 0);
+    }
+  });
+});

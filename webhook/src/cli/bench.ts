@@ -1,0 +1,213 @@
+// `vgate bench`: measures the patch engine on a corpus (the format of
+// shared/bench/corpus/endpoints-patches.json): JSON bytes in, patches applied, JSON bytes out,
+// with the sandbox and worker threads included. Prints one JSON line per scenario, in the same
+// format as the goja reference harness, so the two can be compared side by side.
+
+import { availableParallelism } from "node:os";
+import { parseArgs } from "node:util";
+import type { Json, JsonObject, PatchSpec, VClusterInfo } from "../patches/types.js";
+import { CliError, EXIT, usageError } from "./errors.js";
+import { parseDocument, readText } from "./input.js";
+import type { Command } from "./main.js";
+
+const HELP = `Measure how fast vgate applies Endpoint-sync patches.
+
+Reads a corpus: {"vcluster": {"name", "namespace"}, "scenarios": [{"name", "object", "patches"}]}
+(the format of shared/bench/corpus/endpoints-patches.json) and, for each scenario, applies its
+patches to its object for the measuring time: JSON bytes in, JSON bytes out. Prints one JSON line
+per scenario: {"engine","scenario","objects","ns_per_object","objects_per_second"}.
+
+Usage:
+  vgate bench --corpus FILE [--seconds S] [--engine sandbox|unsandboxed] [--workers N]
+
+Flags:
+      --corpus string    Corpus file (JSON or YAML)
+      --seconds number   Measuring time per scenario (default 2)
+      --engine string    sandbox: SES compartments in worker threads, as the webhook runs them (default);
+                         unsandboxed: the same engine with plain functions on the main thread (a baseline)
+      --workers int      Worker threads for the sandbox (default: the number of CPUs)
+  -h, --help             Show this help
+
+Examples:
+  vgate bench --corpus my-patches.json --seconds 5
+`;
+
+interface Scenario {
+  name: string;
+  object: JsonObject;
+  patches: PatchSpec[];
+}
+interface Corpus {
+  vcluster: { name: string; namespace: string };
+  scenarios: Scenario[];
+}
+
+export interface BenchLine {
+  engine: string;
+  scenario: string;
+  objects: number;
+  ns_per_object: number;
+  objects_per_second: number;
+}
+
+function parseCorpus(doc: unknown, path: string): Corpus {
+  const c = doc as Partial<Corpus> | null;
+  const ok =
+    !!c &&
+    typeof c.vcluster?.name === "string" &&
+    typeof c.vcluster.namespace === "string" &&
+    Array.isArray(c.scenarios) &&
+    c.scenarios.every(
+      (s) =>
+        typeof s?.name === "string" &&
+        !!s.object &&
+        typeof s.object === "object" &&
+        Array.isArray(s.patches),
+    );
+  if (!ok) {
+    throw new CliError(
+      `${path} is not a bench corpus: expected {"vcluster": {"name", "namespace"}, "scenarios": [{"name", "object", "patches"}]}`,
+    );
+  }
+  return c as Corpus;
+}
+
+const vclusterOf = (c: Corpus): VClusterInfo => ({ ...c.vcluster, config: {} as Json });
+
+function line(engine: string, scenario: string, objects: number, elapsedNs: number): BenchLine {
+  const ns = elapsedNs / objects;
+  return {
+    engine,
+    scenario,
+    objects,
+    ns_per_object: Math.round(ns),
+    objects_per_second: Math.round(1e10 / ns) / 10,
+  };
+}
+
+/** The baseline: the same engine, expressions as plain functions on the main thread. */
+async function runUnsandboxed(
+  corpus: Corpus,
+  seconds: number,
+  out: (l: BenchLine) => void,
+): Promise<void> {
+  const { compilePatches, applyPatches } = await import("../patches/engine.js");
+  const { plainRunner } = await import("../patches/plain-runner.js");
+  for (const s of corpus.scenarios) {
+    const patches = compilePatches(s.patches);
+    const run = plainRunner(s.patches, "toHost", vclusterOf(corpus));
+    const bytes = JSON.stringify(s.object);
+    const once = (): string => {
+      const object = JSON.parse(bytes) as JsonObject;
+      const r = applyPatches(
+        { object, direction: "toHost", hostObject: null, virtualObject: null },
+        { patches, vcluster: vclusterOf(corpus), run },
+      );
+      return JSON.stringify(r.object);
+    };
+    for (let i = 0; i < 20; i++) once();
+    let n = 0;
+    const start = process.hrtime.bigint();
+    const budget = BigInt(Math.round(seconds * 1e9));
+    while (process.hrtime.bigint() - start < budget) {
+      once();
+      n++;
+    }
+    out(line("vgate-unsandboxed", s.name, n, Number(process.hrtime.bigint() - start)));
+  }
+}
+
+/** Objects per batch so that one batch takes about 2 ms: round trips are amortised, latency stays low. */
+function batchSize(objectBytes: number): number {
+  return Math.max(1, Math.min(512, Math.round(200_000 / objectBytes)));
+}
+
+async function runSandboxed(
+  corpus: Corpus,
+  seconds: number,
+  workers: number,
+  out: (l: BenchLine) => void,
+): Promise<void> {
+  const { SandboxPool } = await import("../patches/sandbox/pool.js");
+  const pool = new SandboxPool({ size: workers, deadlineMs: 10_000 });
+  try {
+    for (const [i, s] of corpus.scenarios.entries()) {
+      const key = `bench-${i}`;
+      await pool.loadConfig(key, { patches: s.patches, vcluster: vclusterOf(corpus) });
+      const objectJson = JSON.stringify(s.object);
+      const jobs = Array.from({ length: batchSize(objectJson.length) }, () => ({
+        objectJson,
+        direction: "toHost" as const,
+      }));
+      const batch = async (): Promise<number> => {
+        const results = await pool.applyBatch(key, jobs);
+        for (const r of results)
+          if ("error" in r) throw new CliError(`${s.name}: ${r.error.message}`);
+        return results.length;
+      };
+      await batch(); // warm-up: JIT in every worker
+      await Promise.all(Array.from({ length: workers }, batch));
+      let n = 0;
+      const start = process.hrtime.bigint();
+      const deadline = start + BigInt(Math.round(seconds * 1e9));
+      // Two batches in flight per worker keep every worker busy while results travel back.
+      const lane = async (): Promise<void> => {
+        while (process.hrtime.bigint() < deadline) n += await batch();
+      };
+      await Promise.all(Array.from({ length: workers * 2 }, lane));
+      out(line("vgate", s.name, n, Number(process.hrtime.bigint() - start)));
+    }
+  } finally {
+    await pool.close();
+  }
+}
+
+export const benchCommand: Command = {
+  name: "bench",
+  summary: "Measure the patch engine on a corpus of objects and patches",
+  help: HELP,
+  async run(args) {
+    let parsed;
+    try {
+      parsed = parseArgs({
+        args,
+        options: {
+          corpus: { type: "string" },
+          seconds: { type: "string", default: "2" },
+          engine: { type: "string", default: "sandbox" },
+          workers: { type: "string" },
+          help: { type: "boolean", short: "h" },
+        },
+      });
+    } catch (err) {
+      throw usageError(`${(err as Error).message}\nRun 'vgate bench --help' for usage.`);
+    }
+    const v = parsed.values;
+    if (v.help) {
+      process.stdout.write(HELP);
+      return EXIT.OK;
+    }
+    if (!v.corpus)
+      throw usageError("bench needs --corpus FILE\nRun 'vgate bench --help' for usage.");
+    const seconds = Number(v.seconds);
+    if (!(seconds > 0 && seconds <= 600))
+      throw usageError(`invalid --seconds ${JSON.stringify(v.seconds)}: 0 < S <= 600`);
+    const workers = v.workers === undefined ? availableParallelism() : Number(v.workers);
+    if (!Number.isInteger(workers) || workers < 1 || workers > 64) {
+      throw usageError(`invalid --workers ${JSON.stringify(v.workers)}: an integer from 1 to 64`);
+    }
+    if (v.engine !== "sandbox" && v.engine !== "unsandboxed") {
+      throw usageError(`invalid --engine ${JSON.stringify(v.engine)}: sandbox or unsandboxed`);
+    }
+    const corpus = parseCorpus(
+      parseDocument(await readText(v.corpus, "--corpus"), v.corpus),
+      v.corpus,
+    );
+    const out = (l: BenchLine): void => {
+      process.stdout.write(`${JSON.stringify(l)}\n`);
+    };
+    if (v.engine === "unsandboxed") await runUnsandboxed(corpus, seconds, out);
+    else await runSandboxed(corpus, seconds, workers, out);
+    return EXIT.OK;
+  },
+};

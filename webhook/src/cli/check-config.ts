@@ -1,0 +1,57 @@
+// `vgate check-config FILE`: validates a vcluster.yaml's sync.toHost.endpoints section.
+
+import { parseArgs } from "node:util";
+import { EXIT, usageError } from "./errors.js";
+import type { Command } from "./main.js";
+
+const HELP = `Validate the sync.toHost.endpoints section of a vCluster config file.
+
+Prints OK, or every problem found (path grammar, expression syntax, references, duplicate paths,
+unknown keys), using vCluster's own messages where it has them.
+
+Usage:
+  vgate check-config FILE
+
+Flags:
+  -h, --help   Show this help
+
+Exit status: 0 when the file is valid, 1 when it is not, 2 for a usage error.
+
+Examples:
+  vgate check-config vcluster.yaml
+`;
+
+export const checkConfigCommand: Command = {
+  name: "check-config",
+  summary: "Validate the Endpoint-sync patches of a vcluster.yaml",
+  help: HELP,
+  async run(args) {
+    let parsed;
+    try {
+      parsed = parseArgs({
+        args,
+        allowPositionals: true,
+        options: { help: { type: "boolean", short: "h" } },
+      });
+    } catch (err) {
+      throw usageError(`${(err as Error).message}\nRun 'vgate check-config --help' for usage.`);
+    }
+    if (parsed.values.help) {
+      process.stdout.write(HELP);
+      return EXIT.OK;
+    }
+    if (parsed.positionals.length !== 1) {
+      throw usageError(
+        "check-config takes exactly one FILE\nRun 'vgate check-config --help' for usage.",
+      );
+    }
+    const { checkConfigFile } = await import("../config/check-config.js");
+    const result = await checkConfigFile(parsed.positionals[0]!);
+    if (result.ok) {
+      process.stdout.write("OK\n");
+      return EXIT.OK;
+    }
+    for (const problem of result.problems) process.stdout.write(`${problem}\n`);
+    return EXIT.FAILURE;
+  },
+};

@@ -1,0 +1,130 @@
+// `vgate patch`: a dry run of sync.toHost.endpoints patches on one object or change set, through
+// the same sandbox the webhook uses.
+
+import { parseArgs } from "node:util";
+import type { Direction, JsonObject } from "../patches/types.js";
+import { protectBookkeeping } from "../sync/bookkeeping.js";
+import { CliError, EXIT, usageError } from "./errors.js";
+import { formatExplain } from "./explain.js";
+import { readObject, readObjectList } from "./input.js";
+import type { Command } from "./main.js";
+import { loadVCluster, VCLUSTER_FLAG_HELP, VCLUSTER_FLAG_OPTIONS } from "./vcluster-flags.js";
+
+const HELP = `Apply the sync.toHost.endpoints patches of a vCluster config to an object, as a dry run.
+
+The object (or an update change set, with --change-set) is read from INPUT or standard input, as
+JSON or YAML. The patched object is printed to standard output as JSON. Expressions run in the same
+sandbox as the webhook (SES compartments in worker threads, with a deadline).
+
+Usage:
+  vgate patch --config FILE --direction toHost|toVirtual --vcluster-name N --vcluster-namespace NS [flags] [INPUT|-]
+
+Flags:
+${VCLUSTER_FLAG_HELP}
+      --direction string            toHost (virtual -> host, runs expression) or toVirtual (host -> virtual,
+                                    runs reverseExpression)
+      --virtual-object string       File with the virtual object (context.virtualObject)
+      --host-object string          File with the host object (context.hostObject)
+      --objects string              File with a list of objects from the other side, to resolve references
+      --change-set                  INPUT is an update change set: null leaves are deletions and pass through
+      --explain                     Print to standard error which patch matched which paths
+      --timeout string              Deadline per object, e.g. 100ms or 2s (default 100ms)
+  -h, --help                        Show this help
+
+Examples:
+  # Preview what the host Endpoints will look like
+  vgate patch --config vcluster.yaml --direction toHost --vcluster-name my-vc --vcluster-namespace vc-ns ep.yaml
+
+  # From standard input, with an explanation
+  kubectl get endpoints db -o json | vgate patch --config vcluster.yaml --direction toHost \\
+      --vcluster-name my-vc --vcluster-namespace vc-ns --explain -
+`;
+
+export function parseDuration(text: string, flag: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s)$/.exec(text.trim());
+  if (!m)
+    throw usageError(`invalid ${flag} ${JSON.stringify(text)}: use a duration such as 100ms or 2s`);
+  const ms = Number(m[1]) * (m[2] === "s" ? 1000 : 1);
+  if (ms <= 0 || ms > 60_000)
+    throw usageError(`invalid ${flag} ${JSON.stringify(text)}: must be between 1ms and 60s`);
+  return ms;
+}
+
+function parseDirection(v: string | undefined): Direction {
+  if (v === "toHost" || v === "toVirtual") return v;
+  throw usageError(
+    `${v === undefined ? "patch needs --direction" : `invalid --direction ${JSON.stringify(v)}`}: toHost or toVirtual\nRun 'vgate patch --help' for usage.`,
+  );
+}
+
+export const patchCommand: Command = {
+  name: "patch",
+  summary: "Dry-run Endpoint-sync patches on an object",
+  help: HELP,
+  async run(args) {
+    let parsed;
+    try {
+      parsed = parseArgs({
+        args,
+        allowPositionals: true,
+        options: {
+          ...VCLUSTER_FLAG_OPTIONS,
+          direction: { type: "string" },
+          "virtual-object": { type: "string" },
+          "host-object": { type: "string" },
+          objects: { type: "string" },
+          "change-set": { type: "boolean", default: false },
+          explain: { type: "boolean", default: false },
+          timeout: { type: "string", default: "100ms" },
+          help: { type: "boolean", short: "h" },
+        },
+      });
+    } catch (err) {
+      throw usageError(`${(err as Error).message}\nRun 'vgate patch --help' for usage.`);
+    }
+    const v = parsed.values;
+    if (v.help) {
+      process.stdout.write(HELP);
+      return EXIT.OK;
+    }
+    if (parsed.positionals.length > 1) throw usageError("patch takes at most one INPUT");
+    const direction = parseDirection(v.direction);
+    const deadlineMs = parseDuration(v.timeout!, "--timeout");
+    const loaded = await loadVCluster(v, "patch");
+    const input = parsed.positionals[0] ?? "-";
+    const object = await readObject(input, "input");
+    const virtualObject = v["virtual-object"]
+      ? await readObject(v["virtual-object"], "--virtual-object")
+      : null;
+    const hostObject = v["host-object"]
+      ? await readObject(v["host-object"], "--host-object")
+      : null;
+    const objects = v.objects ? await readObjectList(v.objects, "--objects") : [];
+
+    const { SandboxPool } = await import("../patches/sandbox/pool.js");
+    const pool = new SandboxPool({ size: 1, deadlineMs });
+    // vCluster's bookkeeping keys are never patched (see sync/bookkeeping.ts).
+    const guarded = protectBookkeeping(object as JsonObject);
+    try {
+      await pool.loadConfig("cli", { patches: loaded.patches, vcluster: loaded.vcluster });
+      const result = await pool.apply("cli", {
+        objectJson: JSON.stringify(guarded.object),
+        direction,
+        changeSet: v["change-set"],
+        hostObjectJson: JSON.stringify(hostObject),
+        virtualObjectJson: JSON.stringify(virtualObject),
+        referenceObjectsJson: JSON.stringify(objects),
+        explain: v.explain,
+      });
+      const out = guarded.restore(JSON.parse(result.objectJson) as JsonObject);
+      process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+      for (const w of result.warnings) process.stderr.write(`Warning: ${w}\n`);
+      if (v.explain) process.stderr.write(`${formatExplain(result.explain)}\n`);
+      return EXIT.OK;
+    } catch (err) {
+      throw new CliError(err instanceof Error ? err.message : String(err));
+    } finally {
+      await pool.close();
+    }
+  },
+};

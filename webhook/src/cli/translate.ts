@@ -1,0 +1,99 @@
+// `vgate translate`: the host Endpoints vCluster's syncer would create for a virtual Endpoints
+// object, with the sync.toHost.endpoints patches applied.
+
+import { parseArgs } from "node:util";
+import type { JsonObject } from "../patches/types.js";
+import { protectBookkeeping } from "../sync/bookkeeping.js";
+import { CliError, EXIT, usageError } from "./errors.js";
+import { formatExplain } from "./explain.js";
+import { readObject } from "./input.js";
+import type { Command } from "./main.js";
+import { parseDuration } from "./patch.js";
+import { loadVCluster, VCLUSTER_FLAG_HELP, VCLUSTER_FLAG_OPTIONS } from "./vcluster-flags.js";
+
+const HELP = `Print the host Endpoints that vCluster's syncer would create for a virtual Endpoints object.
+
+The result has vCluster's host name (NAME-x-NAMESPACE-x-VCLUSTER), the bookkeeping annotations and
+labels, Pod targetRefs translated to their host names, and then the sync.toHost.endpoints patches
+applied (expression, reference and labels patches; virtual -> host).
+
+Usage:
+  vgate translate --config FILE --vcluster-name N --vcluster-namespace NS [flags] [INPUT|-]
+
+Flags:
+${VCLUSTER_FLAG_HELP}
+      --explain                     Print to standard error which patch matched which paths
+      --timeout string              Deadline for the patches, e.g. 100ms or 2s (default 100ms)
+  -h, --help                        Show this help
+
+Examples:
+  kubectl get endpoints db -n default -o yaml | \\
+    vgate translate --config vcluster.yaml --vcluster-name my-vc --vcluster-namespace vc-ns -
+`;
+
+export const translateCommand: Command = {
+  name: "translate",
+  summary: "Show the host Endpoints vCluster would create, patched",
+  help: HELP,
+  async run(args) {
+    let parsed;
+    try {
+      parsed = parseArgs({
+        args,
+        allowPositionals: true,
+        options: {
+          ...VCLUSTER_FLAG_OPTIONS,
+          explain: { type: "boolean", default: false },
+          timeout: { type: "string", default: "100ms" },
+          help: { type: "boolean", short: "h" },
+        },
+      });
+    } catch (err) {
+      throw usageError(`${(err as Error).message}\nRun 'vgate translate --help' for usage.`);
+    }
+    const v = parsed.values;
+    if (v.help) {
+      process.stdout.write(HELP);
+      return EXIT.OK;
+    }
+    if (parsed.positionals.length > 1) throw usageError("translate takes at most one INPUT");
+    const deadlineMs = parseDuration(v.timeout!, "--timeout");
+    const loaded = await loadVCluster(v, "translate");
+    const virtual = await readObject(parsed.positionals[0] ?? "-", "input");
+    if (virtual.kind !== "Endpoints" || virtual.apiVersion !== "v1") {
+      throw new CliError(
+        `translate takes a v1 Endpoints object, got ${JSON.stringify(virtual.kind ?? null)} in ${JSON.stringify(virtual.apiVersion ?? null)}`,
+      );
+    }
+    const { translateEndpointsToHost } = await import("../sync/translate-endpoints.js");
+    const host = translateEndpointsToHost(virtual as never, loaded.vcluster);
+    if (!loaded.enabled || loaded.patches.length === 0) {
+      process.stdout.write(`${JSON.stringify(host, null, 2)}\n`);
+      return EXIT.OK;
+    }
+    const { SandboxPool } = await import("../patches/sandbox/pool.js");
+    const pool = new SandboxPool({ size: 1, deadlineMs });
+    // vCluster's bookkeeping keys are never patched (see sync/bookkeeping.ts).
+    const guarded = protectBookkeeping(host as JsonObject);
+    try {
+      await pool.loadConfig("cli", { patches: loaded.patches, vcluster: loaded.vcluster });
+      // On create the whole translated object is the change set and the host object does not exist.
+      const result = await pool.apply("cli", {
+        objectJson: JSON.stringify(guarded.object),
+        direction: "toHost",
+        hostObjectJson: "null",
+        virtualObjectJson: JSON.stringify(virtual),
+        explain: v.explain,
+      });
+      const out = guarded.restore(JSON.parse(result.objectJson) as JsonObject);
+      process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+      for (const w of result.warnings) process.stderr.write(`Warning: ${w}\n`);
+      if (v.explain) process.stderr.write(`${formatExplain(result.explain)}\n`);
+      return EXIT.OK;
+    } catch (err) {
+      throw new CliError(err instanceof Error ? err.message : String(err));
+    } finally {
+      await pool.close();
+    }
+  },
+};

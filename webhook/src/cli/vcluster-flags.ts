@@ -1,0 +1,52 @@
+// Flags shared by the commands that run Endpoint-sync patches: which config, which vCluster.
+
+import type { VClusterInfo } from "../patches/types.js";
+import { CliError, usageError } from "./errors.js";
+
+export const VCLUSTER_FLAG_OPTIONS = {
+  config: { type: "string" },
+  "vcluster-name": { type: "string" },
+  "vcluster-namespace": { type: "string" },
+} as const;
+
+export const VCLUSTER_FLAG_HELP = `      --config string               vCluster config file (vcluster.yaml, YAML or JSON)
+      --vcluster-name string        Name of the virtual cluster (context.vcluster.name)
+      --vcluster-namespace string   Its namespace in the host cluster (context.vcluster.namespace)`;
+
+export interface LoadedVCluster {
+  vcluster: VClusterInfo;
+  enabled: boolean;
+  patches: import("../patches/types.js").PatchSpec[];
+}
+
+/** Reads and validates the config; every problem is reported at once. */
+export async function loadVCluster(
+  values: { config?: string; "vcluster-name"?: string; "vcluster-namespace"?: string },
+  command: string,
+): Promise<LoadedVCluster> {
+  const missing = ["config", "vcluster-name", "vcluster-namespace"].filter(
+    (f) => !values[f as keyof typeof values],
+  );
+  if (missing.length) {
+    throw usageError(
+      `${command} needs ${missing.map((f) => `--${f}`).join(", ")}\nRun 'vgate ${command} --help' for usage.`,
+    );
+  }
+  const { checkConfigFile } = await import("../config/check-config.js");
+  const { readVClusterConfig } = await import("../config/load-config.js");
+  const checked = await checkConfigFile(values.config!);
+  if (!checked.ok) {
+    throw new CliError(`invalid config ${values.config}:\n  ${checked.problems.join("\n  ")}`);
+  }
+  const config = await readVClusterConfig(values.config!);
+  return {
+    vcluster: {
+      name: values["vcluster-name"]!,
+      namespace: values["vcluster-namespace"]!,
+      config: config.raw,
+      namespaceMappings: config.namespaces.enabled ? config.namespaces.mappings : undefined,
+    },
+    enabled: config.endpoints.enabled,
+    patches: config.endpoints.patches,
+  };
+}

@@ -1,0 +1,132 @@
+// The mutating webhook for Endpoints (POST /mutate/endpoints): applies sync.toHost.endpoints
+// patches while Endpoints move between a virtual cluster and its host.
+//
+// --side host:    host Endpoints that carry vCluster's bookkeeping get `expression`s (virtual → host).
+// --side virtual: virtual Endpoints updates get `reverseExpression`s (host → virtual).
+// On CREATE the whole object is the change set; on UPDATE only what changed (as vCluster does), so
+// a transform never runs twice on a value it already rewrote.
+
+import { KubeError, newBadRequest } from "../api/status.js";
+import { allow, allowWithPatch, deny } from "../admission/respond.js";
+import type { AdmissionRequest, AdmissionReviewResponse } from "../admission/review.js";
+import type { Direction, Json, JsonObject } from "../patches/types.js";
+import { protectBookkeeping } from "./bookkeeping.js";
+import { applyChangeSet, changeSet } from "./change-set.js";
+import {
+  isSyncedHostEndpoints,
+  rebuildVirtualFromHost,
+  virtualRefFromHost,
+} from "./translate-endpoints.js";
+
+export interface PatchJob {
+  objectJson: string;
+  direction: Direction;
+  changeSet?: boolean;
+  hostObjectJson?: string;
+  virtualObjectJson?: string;
+}
+
+export interface PatchRunner {
+  apply(configKey: string, job: PatchJob): Promise<{ objectJson: string; warnings: string[] }>;
+}
+
+export interface EndpointsAdmission {
+  side: "host" | "virtual";
+  enabled: boolean;
+  configKey: string;
+  runner: PatchRunner;
+  onPatchError: "deny" | "allow";
+  /** Reads the virtual Endpoints (--virtual-kubeconfig); without it, it is rebuilt from bookkeeping. */
+  virtualEndpoints?: (namespace: string, name: string) => Promise<JsonObject | null>;
+}
+
+const KEPT = ["annotations", "labels", "finalizers"] as const;
+
+function isEndpoints(req: AdmissionRequest): boolean {
+  const r = req.resource;
+  return (
+    r.group === "" && r.version === "v1" && r.resource === "endpoints" && req.subResource === ""
+  );
+}
+
+/** The state after an update: the old object with the patched change set, other metadata as sent. */
+function mergeUpdate(oldObject: JsonObject, sent: JsonObject, patched: JsonObject): JsonObject {
+  const merged = applyChangeSet(oldObject, patched);
+  const sentMeta = (sent.metadata ?? {}) as JsonObject;
+  const mergedMeta = (merged.metadata ?? {}) as JsonObject;
+  const meta: JsonObject = { ...sentMeta };
+  for (const key of KEPT) {
+    if (Object.hasOwn(mergedMeta, key)) meta[key] = mergedMeta[key] as Json;
+    else delete meta[key];
+  }
+  return { ...merged, metadata: meta };
+}
+
+async function virtualObjectFor(host: JsonObject, deps: EndpointsAdmission): Promise<Json> {
+  const ref = virtualRefFromHost(host);
+  if (ref && deps.virtualEndpoints) return deps.virtualEndpoints(ref.namespace, ref.name);
+  return rebuildVirtualFromHost(host);
+}
+
+async function patchObject(
+  req: AdmissionRequest,
+  deps: EndpointsAdmission,
+): Promise<JsonObject | null> {
+  const object = req.object as JsonObject;
+  const old = req.oldObject as JsonObject | null;
+  if (deps.side === "host" && !isSyncedHostEndpoints(object)) return null;
+  if (deps.side === "virtual" && req.operation !== "UPDATE") return null;
+  const direction: Direction = deps.side === "host" ? "toHost" : "toVirtual";
+  const hostObject: Json = deps.side === "host" ? old : null;
+  const virtualObject: Json = deps.side === "host" ? await virtualObjectFor(object, deps) : old;
+  const context = {
+    hostObjectJson: JSON.stringify(hostObject),
+    virtualObjectJson: JSON.stringify(virtualObject),
+  };
+  const run = async (target: JsonObject, isChangeSet: boolean): Promise<JsonObject> => {
+    const guarded = protectBookkeeping(target);
+    const r = await deps.runner.apply(deps.configKey, {
+      objectJson: JSON.stringify(guarded.object),
+      direction,
+      changeSet: isChangeSet,
+      ...context,
+    });
+    return guarded.restore(JSON.parse(r.objectJson) as JsonObject);
+  };
+  if (req.operation === "CREATE" || !old) return run(object, false);
+  const changes = changeSet(old, object);
+  if (Object.keys(changes).length === 0) return null;
+  return mergeUpdate(old, object, await run(changes, true));
+}
+
+function objectRef(req: AdmissionRequest): string {
+  return `${req.namespace || "default"}/${req.name}`;
+}
+
+export async function admitEndpoints(
+  req: AdmissionRequest,
+  deps: EndpointsAdmission,
+): Promise<AdmissionReviewResponse> {
+  if (!isEndpoints(req)) {
+    const r = req.resource;
+    return deny(
+      req.uid,
+      newBadRequest(
+        `this endpoint admits core/v1 endpoints only, but the request is for ${r.group || "core"}/${r.version} ${r.resource}; check the webhook configuration's rules`,
+      ),
+    );
+  }
+  if (!deps.enabled || (req.operation !== "CREATE" && req.operation !== "UPDATE") || !req.object) {
+    return allow(req.uid);
+  }
+  try {
+    const patched = await patchObject(req, deps);
+    return patched ? allowWithPatch(req.uid, req.object, patched) : allow(req.uid);
+  } catch (err) {
+    if (err instanceof KubeError && err.code === 503) return deny(req.uid, err);
+    const message = `endpoints ${JSON.stringify(objectRef(req))}: sync patch failed: ${err instanceof Error ? err.message : String(err)}`;
+    if (deps.onPatchError === "allow")
+      return allow(req.uid, [`${message}; admitted unchanged (--on-patch-error=allow)`]);
+    return deny(req.uid, newBadRequest(message));
+  }
+}

@@ -1,0 +1,26 @@
+// Change sets, as vCluster's syncer computes them: a JSON merge patch (RFC 7386) from the state
+// before to the state after, keeping only annotations, labels and finalizers inside metadata.
+// Patches on UPDATE run on this change set, never on the whole object, so a transform such as
+// '"tenant-" + value' is not applied twice to a value it already rewrote.
+
+import mergePatch from "json-merge-patch";
+import type { Json, JsonObject } from "../patches/types.js";
+
+const KEPT_METADATA = ["annotations", "labels", "finalizers"];
+
+export function changeSet(before: JsonObject, after: JsonObject): JsonObject {
+  const diff = (mergePatch.generate(before, after) ?? {}) as JsonObject;
+  const meta = diff.metadata;
+  if (meta && typeof meta === "object" && !Array.isArray(meta)) {
+    const kept: JsonObject = {};
+    for (const key of KEPT_METADATA) if (Object.hasOwn(meta, key)) kept[key] = meta[key] as Json;
+    if (Object.keys(kept).length) diff.metadata = kept;
+    else delete diff.metadata;
+  }
+  return diff;
+}
+
+/** Applies a (patched) change set to the state before; returns a new object. */
+export function applyChangeSet(before: JsonObject, changes: JsonObject): JsonObject {
+  return mergePatch.apply(structuredClone(before), changes) as JsonObject;
+}
