@@ -70,7 +70,7 @@ describe("vgate check-config / patch / translate / bench", function () {
     assert.equal(subsets[0]!.addresses[0]!.hostname, "db-0.my-vcluster");
     assert.match(
       r.stderr,
-      /patches\[0\] "metadata\.annotations\[\*\]" \(expression\): matched metadata\.annotations\.owner/,
+      /patches\[0\] "metadata\.annotations\[\\"owner\\"\]" \(expression\): matched metadata\.annotations\.owner/,
     );
     assert.match(r.stderr, /patches\[1\] .* matched subsets\.0\.addresses\.0\.hostname/);
   });

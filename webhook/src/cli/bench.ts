@@ -100,7 +100,7 @@ async function runUnsandboxed(
     const once = (): string => {
       const object = JSON.parse(bytes) as JsonObject;
       const r = applyPatches(
-        { object, direction: "toHost", hostObject: null, virtualObject: null },
+        { object, direction: "toHost", hostObject: null, virtualObject: null, owned: true },
         { patches, vcluster: vclusterOf(corpus), run },
       );
       return JSON.stringify(r.object);
@@ -152,7 +152,11 @@ async function runSandboxed(
       const deadline = start + BigInt(Math.round(seconds * 1e9));
       // Two batches in flight per worker keep every worker busy while results travel back.
       const lane = async (): Promise<void> => {
-        while (process.hrtime.bigint() < deadline) n += await batch();
+        while (process.hrtime.bigint() < deadline) {
+          // Not `n += await batch()`: that reads n before awaiting and loses the other lanes' counts.
+          const done = await batch();
+          n += done;
+        }
       };
       await Promise.all(Array.from({ length: workers * 2 }, lane));
       out(line("vgate", s.name, n, Number(process.hrtime.bigint() - start)));

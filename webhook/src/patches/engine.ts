@@ -47,6 +47,11 @@ export interface ApplyInput {
   changeSet?: boolean;
   hostObject: Json;
   virtualObject: Json;
+  /**
+   * The caller hands `object` over (it was just parsed from JSON and nobody else holds it), so the
+   * engine patches it in place instead of copying it first.
+   */
+  owned?: boolean;
 }
 
 export interface ApplyOptions {
@@ -143,16 +148,17 @@ interface Run {
   explain: ExplainEntry[];
   warnings: string[];
   references: ResolvedReference[];
-  frozen?: { host: Json; virtual: Json; config: Json };
+  /** Built once per applyPatches call and shared by every expression's context. */
+  frozen?: { host: Json; virtual: Json; config: Json; vcluster: ExpressionContext["vcluster"] };
 }
 
-/** Applies the patches to a deep copy of `input.object`; the input is never mutated. */
+/** Applies the patches to a deep copy of `input.object` (unless `owned`); the input is never mutated. */
 export function applyPatches(input: ApplyInput, options: ApplyOptions): ApplyResult {
   if (!isJsonObject(input.object)) throw new PatchError("the object to patch must be an object");
   const run: Run = {
     input,
     options,
-    object: copyJson(input.object) as JsonObject,
+    object: input.owned ? input.object : (copyJson(input.object) as JsonObject),
     explain: [],
     warnings: [],
     references: [],
@@ -300,14 +306,18 @@ function runExpression(run: Run, patch: CompiledPatch, value: Json, path: string
 
 /** context (c.3): frozen copies, made once per call, so an expression cannot reach the inputs. */
 function contextFor(run: Run, path: string): ExpressionContext {
-  run.frozen ??= {
-    host: copyJson(run.input.hostObject, true),
-    virtual: copyJson(run.input.virtualObject, true),
-    config: copyJson(run.options.vcluster.config, true),
-  };
-  const { name, namespace } = run.options.vcluster;
+  if (!run.frozen) {
+    const { name, namespace } = run.options.vcluster;
+    const config = copyJson(run.options.vcluster.config, true);
+    run.frozen = {
+      host: copyJson(run.input.hostObject, true),
+      virtual: copyJson(run.input.virtualObject, true),
+      config,
+      vcluster: Object.freeze({ name, namespace, config }),
+    };
+  }
   return {
-    vcluster: Object.freeze({ name, namespace, config: run.frozen.config }),
+    vcluster: run.frozen.vcluster,
     hostObject: run.frozen.host,
     virtualObject: run.frozen.virtual,
     path,

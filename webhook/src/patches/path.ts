@@ -188,7 +188,25 @@ export function canonicalPath(segments: PathSegment[]): string {
  * indices as `.N`, keys as `.key`, keys containing `.`, `[` or `]` wrapped in double quotes.
  */
 export function formatMatchedPath(keys: readonly (string | number)[]): string {
-  return keys
-    .map((key) => (typeof key === "string" && /[.[\]]/.test(key) ? `"${key}"` : String(key)))
-    .join(".");
+  // Called for every match (context.path), so no intermediate arrays and a cache for key quoting.
+  let out = "";
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const part = typeof key === "number" ? String(key) : quotePathKey(key);
+    out = i === 0 ? part : `${out}.${part}`;
+  }
+  return out;
+}
+
+const quotedKeys = new Map<string, string>();
+const MAX_QUOTED_KEYS = 4096;
+
+/** A key as it appears in a matched path: double-quoted when it holds `.`, `[` or `]`. */
+function quotePathKey(key: string): string {
+  let quoted = quotedKeys.get(key);
+  if (quoted === undefined) {
+    quoted = /[.[\]]/.test(key) ? `"${key}"` : key;
+    if (quotedKeys.size < MAX_QUOTED_KEYS) quotedKeys.set(key, quoted);
+  }
+  return quoted;
 }

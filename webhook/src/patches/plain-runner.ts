@@ -2,7 +2,14 @@
 // benchmark's baseline uses this, to show what the sandbox costs; never run user input with it.
 
 import { virtualToHostDNS } from "./host-names.js";
-import { PatchError, type Direction, type ExpressionRunner, type Json, type PatchSpec, type VClusterInfo } from "./types.js";
+import {
+  PatchError,
+  type Direction,
+  type ExpressionRunner,
+  type Json,
+  type PatchSpec,
+  type VClusterInfo,
+} from "./types.js";
 
 type Compiled = (
   value: Json,
@@ -23,7 +30,11 @@ function compile(source: string): Compiled {
   }
 }
 
-export function plainRunner(specs: readonly PatchSpec[], direction: Direction, vc: VClusterInfo): ExpressionRunner {
+export function plainRunner(
+  specs: readonly PatchSpec[],
+  direction: Direction,
+  vc: VClusterInfo,
+): ExpressionRunner {
   const fns = specs.map((s) => {
     const src = direction === "toHost" ? s.expression : s.reverseExpression;
     return src ? compile(src) : null;
@@ -33,7 +44,12 @@ export function plainRunner(specs: readonly PatchSpec[], direction: Direction, v
   const dns = (s: string): string => virtualToHostDNS(s, vc);
   return (index, value, context) => {
     const fn = fns[index];
-    if (!fn) throw new PatchError(`patches[${index}] has no expression for ${direction}`, index, context.path);
+    if (!fn)
+      throw new PatchError(
+        `patches[${index}] has no expression for ${direction}`,
+        index,
+        context.path,
+      );
     return fn(value, context, b64, unb64, dns);
   };
 }

@@ -14,11 +14,6 @@ export interface Match {
   keys: (string | number)[];
 }
 
-interface Cursor {
-  value: Json;
-  keys: (string | number)[];
-}
-
 export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -31,50 +26,54 @@ export function ownValue(object: JsonObject, key: string): Json | undefined {
 /**
  * Every location `segments` names in `root`, in document order (arrays by index, objects in key
  * order). The empty path names the root itself, which has no parent: callers handle it.
+ * A depth-first walk over one shared key stack: this runs for every patch of every object, so it
+ * allocates nothing but the matches themselves.
  */
 export function findMatches(root: Json, segments: readonly PathSegment[]): Match[] {
-  if (segments.length === 0) return [];
-  let cursors: Cursor[] = [{ value: root, keys: [] }];
-  for (const segment of segments.slice(0, -1)) {
-    cursors = cursors.flatMap((cursor) => children(cursor, segment));
-    if (cursors.length === 0) return [];
-  }
-  const last = segments[segments.length - 1]!;
-  return cursors.flatMap((cursor) => leaves(cursor, last));
+  const out: Match[] = [];
+  if (segments.length > 0) walk(root, segments, 0, [], out);
+  return out;
 }
 
-function children(cursor: Cursor, segment: PathSegment): Cursor[] {
-  return leaves(cursor, segment).map((m) => ({ value: readMatch(m), keys: m.keys }));
-}
-
-function leaves(cursor: Cursor, segment: PathSegment): Match[] {
-  const { value, keys } = cursor;
-  if (Array.isArray(value)) return arrayLeaves(value, keys, segment);
-  if (isJsonObject(value)) return objectLeaves(value, keys, segment);
-  // b.2: scalars and null have no children.
-  return [];
-}
-
-function arrayLeaves(array: Json[], keys: (string | number)[], segment: PathSegment): Match[] {
-  if (segment.kind === "wildcard") {
-    return array.map((_, i) => ({ parent: array, key: i, keys: [...keys, i] }));
-  }
-  // A key segment on an array is a non-integer index: no match (b.2).
-  if (segment.kind !== "index" || segment.index >= array.length) return [];
-  return [{ parent: array, key: segment.index, keys: [...keys, segment.index] }];
-}
-
-function objectLeaves(
-  object: JsonObject,
+function walk(
+  value: Json,
+  segments: readonly PathSegment[],
+  depth: number,
   keys: (string | number)[],
-  segment: PathSegment,
-): Match[] {
-  if (segment.kind === "wildcard") {
-    return Object.keys(object).map((k) => ({ parent: object, key: k, keys: [...keys, k] }));
+  out: Match[],
+): void {
+  const segment = segments[depth]!;
+  if (Array.isArray(value)) {
+    if (segment.kind === "wildcard") {
+      for (let i = 0; i < value.length; i++) visit(value, i, value[i], segments, depth, keys, out);
+    } else if (segment.kind === "index" && segment.index < value.length) {
+      // A key segment on an array is a non-integer index: no match (b.2).
+      visit(value, segment.index, value[segment.index], segments, depth, keys, out);
+    }
+  } else if (isJsonObject(value)) {
+    if (segment.kind === "wildcard") {
+      for (const k of Object.keys(value)) visit(value, k, value[k], segments, depth, keys, out);
+    } else {
+      const key = segment.kind === "index" ? indexKey(segment) : segment.key;
+      if (Object.hasOwn(value, key)) visit(value, key, value[key], segments, depth, keys, out);
+    }
   }
-  const key = segment.kind === "index" ? indexKey(segment) : segment.key;
-  if (!Object.hasOwn(object, key)) return [];
-  return [{ parent: object, key, keys: [...keys, key] }];
+  // b.2: scalars and null have no children.
+}
+
+function visit(
+  parent: JsonObject | Json[],
+  key: string | number,
+  child: Json | undefined,
+  segments: readonly PathSegment[],
+  depth: number,
+  keys: (string | number)[],
+  out: Match[],
+): void {
+  keys.push(key);
+  if (depth === segments.length - 1) out.push({ parent, key, keys: keys.slice() });
+  else walk(child ?? null, segments, depth + 1, keys, out);
+  keys.pop();
 }
 
 export function readMatch(match: Match): Json {
@@ -97,6 +96,11 @@ export function deleteMatch(match: Match): void {
 }
 
 export function setOwn(object: JsonObject, key: string, value: Json): void {
+  // Plain assignment is much faster; only "__proto__" would set the prototype instead of a key.
+  if (key !== "__proto__") {
+    object[key] = value;
+    return;
+  }
   Object.defineProperty(object, key, {
     value,
     writable: true,

@@ -9,6 +9,7 @@
 import { KubeError, newBadRequest } from "../api/status.js";
 import { allow, allowWithPatch, deny } from "../admission/respond.js";
 import type { AdmissionRequest, AdmissionReviewResponse } from "../admission/review.js";
+import { setOwn } from "../patches/traverse.js";
 import type { Direction, Json, JsonObject } from "../patches/types.js";
 import { protectBookkeeping } from "./bookkeeping.js";
 import { applyChangeSet, changeSet } from "./change-set.js";
@@ -54,11 +55,11 @@ function mergeUpdate(oldObject: JsonObject, sent: JsonObject, patched: JsonObjec
   const merged = applyChangeSet(oldObject, patched);
   const sentMeta = (sent.metadata ?? {}) as JsonObject;
   const mergedMeta = (merged.metadata ?? {}) as JsonObject;
-  const meta: JsonObject = { ...sentMeta };
-  for (const key of KEPT) {
-    if (Object.hasOwn(mergedMeta, key)) meta[key] = mergedMeta[key] as Json;
-    else delete meta[key];
+  const meta: JsonObject = {};
+  for (const [key, value] of Object.entries(sentMeta)) {
+    if (!(KEPT as readonly string[]).includes(key)) setOwn(meta, key, value);
   }
+  for (const key of KEPT) if (Object.hasOwn(mergedMeta, key)) meta[key] = mergedMeta[key] as Json;
   return { ...merged, metadata: meta };
 }
 
