@@ -100,6 +100,53 @@ describe("vgate check-config / patch / translate / bench", function () {
     assert.deepEqual(out.subsets, [{ addresses: [{}] }]);
   });
 
+  it("patch --objects resolves references host → virtual through bookkeeping annotations", () => {
+    const host = {
+      metadata: {
+        namespace: "vcluster-my-vcluster",
+        annotations: { "example.com/tls-secret": "v2uk23j1cw6bl7" },
+      },
+    };
+    const objects = join(dir, "objects.yaml");
+    writeFileSync(
+      objects,
+      [
+        "- apiVersion: v1",
+        "  kind: Secret",
+        "  metadata:",
+        "    name: v2uk23j1cw6bl7",
+        "    namespace: vcluster-my-vcluster",
+        "    annotations:",
+        "      vcluster.loft.sh/object-name: db-tls",
+        "      vcluster.loft.sh/object-namespace: default",
+      ].join("\n"),
+    );
+    const hostFile = join(dir, "host.json");
+    writeFileSync(hostFile, JSON.stringify(host));
+    const args = [
+      "patch",
+      "--config",
+      example("vcluster.yaml"),
+      "--direction",
+      "toVirtual",
+      ...vc,
+      "--host-object",
+      hostFile,
+    ];
+    const r = run([...args, "--objects", objects, hostFile]);
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as { metadata: { annotations: Record<string, string> } };
+    assert.equal(out.metadata.annotations["example.com/tls-secret"], "db-tls");
+    // Without the objects the host name cannot be mapped back: unchanged, with a warning.
+    const unknown = run([...args, hostFile]);
+    assert.equal(unknown.status, 0, unknown.stderr);
+    assert.equal(
+      (JSON.parse(unknown.stdout) as typeof out).metadata.annotations["example.com/tls-secret"],
+      "v2uk23j1cw6bl7",
+    );
+    assert.match(unknown.stderr, /^Warning: /m);
+  });
+
   it("patch reports an expression error with the patch index and path, exit 1", () => {
     const cfg = join(dir, "throws.yaml");
     writeFileSync(

@@ -267,6 +267,7 @@ export class SandboxPool {
         changeSet: job.changeSet,
         hostObjectJson: job.hostObjectJson,
         virtualObjectJson: job.virtualObjectJson,
+        referenceObjectsJson: job.referenceObjectsJson,
         explain: job.explain,
       })),
     });
