@@ -4,8 +4,8 @@
 // format as the goja reference harness, so the two can be compared side by side.
 
 import { availableParallelism } from "node:os";
-import { parseArgs } from "node:util";
 import type { Json, JsonObject, PatchSpec, VClusterInfo } from "../patches/types.js";
+import { parseCommandArgs } from "./args.js";
 import { CliError, EXIT, usageError } from "./errors.js";
 import { parseDocument, readText } from "./input.js";
 import type { Command } from "./main.js";
@@ -171,21 +171,14 @@ export const benchCommand: Command = {
   summary: "Measure the patch engine on a corpus of objects and patches",
   help: HELP,
   async run(args) {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args,
-        options: {
-          corpus: { type: "string" },
-          seconds: { type: "string", default: "2" },
-          engine: { type: "string", default: "sandbox" },
-          workers: { type: "string" },
-          help: { type: "boolean", short: "h" },
-        },
-      });
-    } catch (err) {
-      throw usageError(`${(err as Error).message}\nRun 'vgate bench --help' for usage.`);
-    }
+    const parsed = parseCommandArgs("bench", args, {
+      corpus: { type: "string" },
+      seconds: { type: "string", default: "2" },
+      engine: { type: "string", default: "sandbox" },
+      workers: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    });
+    if (parsed.positionals.length) throw usageError("bench takes no arguments; use --corpus FILE");
     const v = parsed.values;
     if (v.help) {
       process.stdout.write(HELP);

@@ -1,6 +1,6 @@
 // `vgate check-config FILE`: validates a vcluster.yaml's sync.toHost.endpoints section.
 
-import { parseArgs } from "node:util";
+import { parseCommandArgs } from "./args.js";
 import { EXIT, usageError } from "./errors.js";
 import type { Command } from "./main.js";
 
@@ -26,16 +26,9 @@ export const checkConfigCommand: Command = {
   summary: "Validate the Endpoint-sync patches of a vcluster.yaml",
   help: HELP,
   async run(args) {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args,
-        allowPositionals: true,
-        options: { help: { type: "boolean", short: "h" } },
-      });
-    } catch (err) {
-      throw usageError(`${(err as Error).message}\nRun 'vgate check-config --help' for usage.`);
-    }
+    const parsed = parseCommandArgs("check-config", args, {
+      help: { type: "boolean", short: "h" },
+    });
     if (parsed.values.help) {
       process.stdout.write(HELP);
       return EXIT.OK;

@@ -1,11 +1,10 @@
 // `vgate patch`: a dry run of sync.toHost.endpoints patches on one object or change set, through
 // the same sandbox the webhook uses.
 
-import { parseArgs } from "node:util";
 import type { Direction, JsonObject } from "../patches/types.js";
-import { protectBookkeeping } from "../sync/bookkeeping.js";
-import { CliError, EXIT, usageError } from "./errors.js";
-import { formatExplain } from "./explain.js";
+import { parseCommandArgs } from "./args.js";
+import { dryRun } from "./dry-run.js";
+import { EXIT, usageError } from "./errors.js";
 import { readObject, readObjectList } from "./input.js";
 import type { Command } from "./main.js";
 import { loadVCluster, VCLUSTER_FLAG_HELP, VCLUSTER_FLAG_OPTIONS } from "./vcluster-flags.js";
@@ -62,26 +61,17 @@ export const patchCommand: Command = {
   summary: "Dry-run Endpoint-sync patches on an object",
   help: HELP,
   async run(args) {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args,
-        allowPositionals: true,
-        options: {
-          ...VCLUSTER_FLAG_OPTIONS,
-          direction: { type: "string" },
-          "virtual-object": { type: "string" },
-          "host-object": { type: "string" },
-          objects: { type: "string" },
-          "change-set": { type: "boolean", default: false },
-          explain: { type: "boolean", default: false },
-          timeout: { type: "string", default: "100ms" },
-          help: { type: "boolean", short: "h" },
-        },
-      });
-    } catch (err) {
-      throw usageError(`${(err as Error).message}\nRun 'vgate patch --help' for usage.`);
-    }
+    const parsed = parseCommandArgs("patch", args, {
+      ...VCLUSTER_FLAG_OPTIONS,
+      direction: { type: "string" },
+      "virtual-object": { type: "string" },
+      "host-object": { type: "string" },
+      objects: { type: "string" },
+      "change-set": { type: "boolean", default: false },
+      explain: { type: "boolean", default: false },
+      timeout: { type: "string", default: "100ms" },
+      help: { type: "boolean", short: "h" },
+    });
     const v = parsed.values;
     if (v.help) {
       process.stdout.write(HELP);
@@ -101,30 +91,18 @@ export const patchCommand: Command = {
       : null;
     const objects = v.objects ? await readObjectList(v.objects, "--objects") : [];
 
-    const { SandboxPool } = await import("../patches/sandbox/pool.js");
-    const pool = new SandboxPool({ size: 1, deadlineMs });
-    // vCluster's bookkeeping keys are never patched (see sync/bookkeeping.ts).
-    const guarded = protectBookkeeping(object as JsonObject);
-    try {
-      await pool.loadConfig("cli", { patches: loaded.patches, vcluster: loaded.vcluster });
-      const result = await pool.apply("cli", {
-        objectJson: JSON.stringify(guarded.object),
+    return dryRun(
+      loaded,
+      object as JsonObject,
+      {
         direction,
         changeSet: v["change-set"],
         hostObjectJson: JSON.stringify(hostObject),
         virtualObjectJson: JSON.stringify(virtualObject),
         referenceObjectsJson: JSON.stringify(objects),
         explain: v.explain,
-      });
-      const out = guarded.restore(JSON.parse(result.objectJson) as JsonObject);
-      process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
-      for (const w of result.warnings) process.stderr.write(`Warning: ${w}\n`);
-      if (v.explain) process.stderr.write(`${formatExplain(result.explain)}\n`);
-      return EXIT.OK;
-    } catch (err) {
-      throw new CliError(err instanceof Error ? err.message : String(err));
-    } finally {
-      await pool.close();
-    }
+      },
+      deadlineMs,
+    );
   },
 };

@@ -1,11 +1,9 @@
 // `vgate translate`: the host Endpoints vCluster's syncer would create for a virtual Endpoints
 // object, with the sync.toHost.endpoints patches applied.
 
-import { parseArgs } from "node:util";
-import type { JsonObject } from "../patches/types.js";
-import { protectBookkeeping } from "../sync/bookkeeping.js";
+import { parseCommandArgs } from "./args.js";
+import { dryRun } from "./dry-run.js";
 import { CliError, EXIT, usageError } from "./errors.js";
-import { formatExplain } from "./explain.js";
 import { readObject } from "./input.js";
 import type { Command } from "./main.js";
 import { parseDuration } from "./patch.js";
@@ -36,21 +34,12 @@ export const translateCommand: Command = {
   summary: "Show the host Endpoints vCluster would create, patched",
   help: HELP,
   async run(args) {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args,
-        allowPositionals: true,
-        options: {
-          ...VCLUSTER_FLAG_OPTIONS,
-          explain: { type: "boolean", default: false },
-          timeout: { type: "string", default: "100ms" },
-          help: { type: "boolean", short: "h" },
-        },
-      });
-    } catch (err) {
-      throw usageError(`${(err as Error).message}\nRun 'vgate translate --help' for usage.`);
-    }
+    const parsed = parseCommandArgs("translate", args, {
+      ...VCLUSTER_FLAG_OPTIONS,
+      explain: { type: "boolean", default: false },
+      timeout: { type: "string", default: "100ms" },
+      help: { type: "boolean", short: "h" },
+    });
     const v = parsed.values;
     if (v.help) {
       process.stdout.write(HELP);
@@ -71,29 +60,17 @@ export const translateCommand: Command = {
       process.stdout.write(`${JSON.stringify(host, null, 2)}\n`);
       return EXIT.OK;
     }
-    const { SandboxPool } = await import("../patches/sandbox/pool.js");
-    const pool = new SandboxPool({ size: 1, deadlineMs });
-    // vCluster's bookkeeping keys are never patched (see sync/bookkeeping.ts).
-    const guarded = protectBookkeeping(host as JsonObject);
-    try {
-      await pool.loadConfig("cli", { patches: loaded.patches, vcluster: loaded.vcluster });
-      // On create the whole translated object is the change set and the host object does not exist.
-      const result = await pool.apply("cli", {
-        objectJson: JSON.stringify(guarded.object),
+    // On create the whole translated object is the change set and the host object does not exist.
+    return dryRun(
+      loaded,
+      host,
+      {
         direction: "toHost",
         hostObjectJson: "null",
         virtualObjectJson: JSON.stringify(virtual),
         explain: v.explain,
-      });
-      const out = guarded.restore(JSON.parse(result.objectJson) as JsonObject);
-      process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
-      for (const w of result.warnings) process.stderr.write(`Warning: ${w}\n`);
-      if (v.explain) process.stderr.write(`${formatExplain(result.explain)}\n`);
-      return EXIT.OK;
-    } catch (err) {
-      throw new CliError(err instanceof Error ? err.message : String(err));
-    } finally {
-      await pool.close();
-    }
+      },
+      deadlineMs,
+    );
   },
 };

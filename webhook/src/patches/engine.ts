@@ -189,8 +189,10 @@ function applyPatch(run: Run, patch: CompiledPatch): void {
     applyOutcome(patch, mode, match, outcome);
     if (outcome.note !== undefined) notes.add(outcome.note);
   }
-  const matched = matches.map((m) => formatMatchedPath(m.keys));
-  record(run, patch, mode, matched, notes.size > 0 ? [...notes].join("; ") : undefined);
+  if (run.options.explain === true) {
+    const matched = matches.map((m) => formatMatchedPath(m.keys));
+    record(run, patch, mode, matched, notes.size > 0 ? [...notes].join("; ") : undefined);
+  }
 }
 
 function applyToRoot(run: Run, patch: CompiledPatch, mode: PatchMode): void {
@@ -237,6 +239,9 @@ function decide(
   if (run.input.changeSet === true && value === null && keys.length > 0) {
     return { kind: "keep", note: "deletion passed through" };
   }
+  if (mode === "expression" || mode === "reverseExpression") {
+    return runExpression(run, patch, value, keys);
+  }
   const path = formatMatchedPath(keys);
   if (mode === "reference")
     return delegate(run, patch, path, () => referenceOutcome(run, patch, value, path));
@@ -250,7 +255,7 @@ function decide(
       }),
     );
   }
-  return runExpression(run, patch, value, path);
+  throw patchError(patch, path, `unknown patch mode ${String(mode)}`);
 }
 
 function referenceOutcome(run: Run, patch: CompiledPatch, value: Json, path: string) {
@@ -289,23 +294,36 @@ function delegate(
     : { kind: "keep", note: result.note };
 }
 
-function runExpression(run: Run, patch: CompiledPatch, value: Json, path: string): Outcome {
+function runExpression(
+  run: Run,
+  patch: CompiledPatch,
+  value: Json,
+  keys: readonly (string | number)[],
+): Outcome {
   let result: unknown;
   try {
-    result = run.options.run(patch.index, value, contextFor(run, path));
+    result = run.options.run(patch.index, value, contextFor(run, keys));
   } catch (err) {
-    throw wrapError(err, patch, path);
+    throw wrapError(err, patch, formatMatchedPath(keys));
   }
   if (result === null || result === undefined) return { kind: "delete" };
   try {
     return { kind: "set", value: copyJson(result) };
   } catch (err) {
-    throw patchError(patch, path, `the result is not JSON: ${messageOf(err)}`, err);
+    throw patchError(
+      patch,
+      formatMatchedPath(keys),
+      `the result is not JSON: ${messageOf(err)}`,
+      err,
+    );
   }
 }
 
-/** context (c.3): frozen copies, made once per call, so an expression cannot reach the inputs. */
-function contextFor(run: Run, path: string): ExpressionContext {
+/**
+ * The expression's `context` (c.3): frozen copies, made once per call, so an expression cannot
+ * reach the inputs.
+ */
+function contextFor(run: Run, keys: readonly (string | number)[]): ExpressionContext {
   if (!run.frozen) {
     const { name, namespace } = run.options.vcluster;
     const config = copyJson(run.options.vcluster.config, true);
@@ -320,7 +338,7 @@ function contextFor(run: Run, path: string): ExpressionContext {
     vcluster: run.frozen.vcluster,
     hostObject: run.frozen.host,
     virtualObject: run.frozen.virtual,
-    path,
+    path: formatMatchedPath(keys),
   };
 }
 
