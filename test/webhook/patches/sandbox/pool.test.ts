@@ -5,8 +5,11 @@ import { PatchError } from "../../../../webhook/src/patches/types.js";
 import { annotation, annotationsOf, config, OBJECT, OBJECT_JSON, toHost } from "./helpers.js";
 
 const DEADLINE = 100;
-/** Scheduling slack on a loaded 2-CPU machine: replacing a worker costs ~60-100 ms. */
-const SLACK = 250;
+/**
+ * Scheduling slack on a loaded, shared 2-CPU machine: replacing a worker costs ~60-100 ms, and CI
+ * must not flake. The checks still prove the bound: a runaway alone would run forever.
+ */
+const SLACK = 900;
 
 async function rejection(promise: Promise<unknown>): Promise<PatchError> {
   try {
