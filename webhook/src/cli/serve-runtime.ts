@@ -122,6 +122,7 @@ export async function startServe(
           logger.info({ source: next.source }, "reloaded TLS certificate");
         },
         (err) => logger.error({ err: err.message }, "cannot reload TLS certificate"),
+        opts.tlsReloadIntervalMs,
       )
     : () => undefined;
   logger.info({ url: server.url, tls: tls.source, group: identity.group }, "vgate serving");

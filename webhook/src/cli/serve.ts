@@ -119,6 +119,8 @@ export interface ServeOptions {
   logLevel: LevelWithSilent;
   dev: boolean;
   endpoints?: EndpointsOptions;
+  /** How often certificate files are checked for changes (not a flag; tests shorten it). */
+  tlsReloadIntervalMs?: number;
 }
 
 export function parseServeArgs(args: string[]): ServeOptions | "help" {
