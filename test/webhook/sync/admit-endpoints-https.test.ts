@@ -14,6 +14,7 @@ import type { ServeOptions } from "../../../webhook/src/cli/serve.js";
 import { createLogger } from "../../../webhook/src/server/logger.js";
 import { translateEndpointsToHost } from "../../../webhook/src/sync/translate-endpoints.js";
 import type { JsonObject } from "../../../webhook/src/patches/types.js";
+import { startApiServer, type KubeObject } from "../../support/apiserver/index.js";
 import { repoRoot } from "../../support/fixtures.js";
 import { postJson } from "../../support/https-client.js";
 
@@ -231,6 +232,36 @@ describe("POST /mutate/endpoints over HTTPS", function () {
       assert.equal((await admit(url, endpointsReview("CREATE", virtualEp))).patch, undefined);
     } finally {
       await serve.stop();
+    }
+  });
+
+  it("--virtual-kubeconfig reads context.virtualObject from the virtual cluster", async () => {
+    const virtualCluster = await startApiServer();
+    const yaml =
+      "sync:\n  toHost:\n    endpoints:\n      patches:\n        - path: metadata.annotations.owner\n" +
+      '          expression: \'context.virtualObject.metadata.annotations["real-owner"] || "rebuilt"\'\n';
+    const live = structuredClone(virtualEp) as {
+      metadata: { annotations: Record<string, string> };
+    };
+    live.metadata.annotations["real-owner"] = "from-the-virtual-cluster";
+    virtualCluster.put(live as unknown as KubeObject);
+    const withReader = await startWith(yaml, { virtualKubeconfig: virtualCluster.kubeconfigPath });
+    const withoutReader = await startWith(yaml);
+    try {
+      const host = translateEndpointsToHost(virtualEp, VC);
+      const owner = async (url: string) =>
+        (patched(host, await admit(url, endpointsReview("CREATE", host))) as typeof live).metadata
+          .annotations.owner;
+      assert.equal(await owner(withReader.url), "from-the-virtual-cluster");
+      assert.ok(
+        virtualCluster.requests.some((r) => r.path === "/api/v1/namespaces/default/endpoints/db"),
+      );
+      // Without it, the virtual object is rebuilt from the host's bookkeeping (no real-owner there).
+      assert.equal(await owner(withoutReader.url), "rebuilt");
+    } finally {
+      await withReader.serve.stop();
+      await withoutReader.serve.stop();
+      await virtualCluster.close();
     }
   });
 
