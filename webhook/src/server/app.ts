@@ -11,7 +11,7 @@ import {
   type AdmissionReviewResponse,
 } from "../admission/review.js";
 import type { Logger } from "./logger.js";
-import type { Metrics } from "./metrics.js";
+import { recordRequest, type Metrics } from "./metrics.js";
 import { bodyErrorHandler, parseJsonBody, rawBody, requireJson, sendStatus } from "./body.js";
 import type { TlsMaterial } from "./tls.js";
 
@@ -63,8 +63,7 @@ function admissionHandler(path: string, admit: Admit, opts: AppOptions) {
       inFlight.dec();
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const labels = { route, operation: request?.operation ?? "unknown", allowed };
-      opts.metrics.requests.inc(labels);
-      opts.metrics.latency.observe(labels, seconds);
+      recordRequest(opts.metrics, labels, seconds);
       // One line per request; a server-side failure is the same line at error level.
       opts.logger[failure ? "error" : "info"](
         {

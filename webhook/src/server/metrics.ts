@@ -9,6 +9,33 @@ export interface Metrics {
   inFlight: Gauge<"route">;
 }
 
+/**
+ * Records one answered admission request. prom-client hashes the label set on every call; the
+ * handful of label combinations are looked up once and their children kept.
+ */
+export function recordRequest(
+  metrics: Metrics,
+  labels: { route: string; operation: string; allowed: string },
+  seconds: number,
+): void {
+  const key = `${labels.route}\0${labels.operation}\0${labels.allowed}`;
+  let children = childCache.get(metrics)?.get(key);
+  if (!children) {
+    children = { count: metrics.requests.labels(labels), latency: metrics.latency.labels(labels) };
+    let byKey = childCache.get(metrics);
+    if (!byKey) childCache.set(metrics, (byKey = new Map()));
+    byKey.set(key, children);
+  }
+  children.count.inc();
+  children.latency.observe(seconds);
+}
+
+type Children = {
+  count: ReturnType<Metrics["requests"]["labels"]>;
+  latency: ReturnType<Metrics["latency"]["labels"]>;
+};
+const childCache = new WeakMap<Metrics, Map<string, Children>>();
+
 export function createMetrics(withProcessMetrics = true): Metrics {
   const registry = new Registry();
   if (withProcessMetrics) collectDefaultMetrics({ register: registry, prefix: "vgate_" });

@@ -13,6 +13,11 @@ function redactString(s: string): string {
   return s.length > 7 && /bearer/i.test(s) ? s.replace(BEARER, `$1 ${REDACTED}`) : s;
 }
 
+/** Field names compare case-insensitively; most are lower-case already, so skip the copy. */
+function isSecretName(k: string): boolean {
+  return secretNames.has(k) || (/[A-Z]/.test(k) && secretNames.has(k.toLowerCase()));
+}
+
 /** A copy of `value` with every secret replaced; the input is never changed. */
 export function redactSecrets(value: unknown, depth = 0): unknown {
   if (typeof value === "string") return redactString(value);
@@ -22,7 +27,7 @@ export function redactSecrets(value: unknown, depth = 0): unknown {
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(value)) {
     const v = (value as Record<string, unknown>)[k];
-    const secret = secretNames.has(k.toLowerCase()) && v !== undefined && v !== null && v !== "";
+    const secret = isSecretName(k) && v !== undefined && v !== null && v !== "";
     const copy = secret ? REDACTED : redactSecrets(v, depth + 1);
     // A plain assignment to "__proto__" would set the prototype instead of a key.
     if (k === "__proto__") {
