@@ -28,6 +28,18 @@ describe("redactSecrets", () => {
     );
   });
 
+  it("returns a record with nothing to redact as is, without copying it", () => {
+    const clean = {
+      route: "validate/ownedaccesskeys",
+      user: "alice",
+      code: 200,
+      nested: { a: [1, "b"] },
+    };
+    assert.equal(redactSecrets(clean), clean);
+    const dirty = { ...clean, token: SECRET };
+    assert.notEqual(redactSecrets(dirty), dirty);
+  });
+
   it("does not invent redactions for empty values", () => {
     assert.deepEqual(redactSecrets({ key: "" }), { key: "" });
   });

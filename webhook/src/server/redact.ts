@@ -10,7 +10,7 @@ const MAX_DEPTH = 32;
 
 function redactString(s: string): string {
   // Most strings hold no token; skip the regular expression for them.
-  return s.length > 7 && /bearer/i.test(s) ? s.replace(BEARER, `$1 ${REDACTED}`) : s;
+  return s.length > 7 && BEARER_TEST.test(s) ? s.replace(BEARER, `$1 ${REDACTED}`) : s;
 }
 
 /** Field names compare case-insensitively; most are lower-case already, so skip the copy. */
@@ -18,17 +18,40 @@ function isSecretName(k: string): boolean {
   return secretNames.has(k) || (/[A-Z]/.test(k) && secretNames.has(k.toLowerCase()));
 }
 
-/** A copy of `value` with every secret replaced; the input is never changed. */
+const BEARER_TEST = /bearer/i;
+
+/** Whether anything in `value` needs redacting; walks without allocating. */
+function hasSecrets(value: unknown, depth: number): boolean {
+  if (typeof value === "string") return value.length > 7 && BEARER_TEST.test(value);
+  if (typeof value !== "object" || value === null) return false;
+  if (depth >= MAX_DEPTH) return true;
+  if (Array.isArray(value)) return value.some((v) => hasSecrets(v, depth + 1));
+  for (const k of Object.keys(value)) {
+    const v = (value as Record<string, unknown>)[k];
+    if (isSecretName(k) && v !== undefined && v !== null && v !== "") return true;
+    if (hasSecrets(v, depth + 1)) return true;
+  }
+  return false;
+}
+
+/**
+ * `value` with every secret replaced: a copy when something had to change, else `value` itself.
+ * The input is never changed. Most log records hold no secret, so they are checked, not copied.
+ */
 export function redactSecrets(value: unknown, depth = 0): unknown {
+  return depth === 0 && !hasSecrets(value, 0) ? value : redactCopy(value, depth);
+}
+
+function redactCopy(value: unknown, depth: number): unknown {
   if (typeof value === "string") return redactString(value);
   if (typeof value !== "object" || value === null) return value;
   if (depth >= MAX_DEPTH) return "[TRUNCATED]";
-  if (Array.isArray(value)) return value.map((v) => redactSecrets(v, depth + 1));
+  if (Array.isArray(value)) return value.map((v) => redactCopy(v, depth + 1));
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(value)) {
     const v = (value as Record<string, unknown>)[k];
     const secret = isSecretName(k) && v !== undefined && v !== null && v !== "";
-    const copy = secret ? REDACTED : redactSecrets(v, depth + 1);
+    const copy = secret ? REDACTED : redactCopy(v, depth + 1);
     // A plain assignment to "__proto__" would set the prototype instead of a key.
     if (k === "__proto__") {
       Object.defineProperty(out, k, {
