@@ -3,6 +3,7 @@ import fc from "fast-check";
 import { KubeError } from "../../../webhook/src/api/status.js";
 import {
   assertJsonDepth,
+  assertValueDepth,
   MAX_JSON_DEPTH,
   parseJsonBody,
 } from "../../../webhook/src/server/body.js";
@@ -25,6 +26,24 @@ describe("request body parsing", () => {
     const nested = (n: number) => Buffer.from(`${"[".repeat(n)}${"]".repeat(n)}`);
     assert.doesNotThrow(() => assertJsonDepth(nested(MAX_JSON_DEPTH)));
     badRequest(() => assertJsonDepth(nested(MAX_JSON_DEPTH + 1)), /nested deeper than 100 levels/);
+  });
+
+  it("checks parsed values the same way, and both paths of parseJsonBody reject deep bodies", () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 8 }), fc.integer({ min: 1, max: 8 }), (value, max) => {
+        let threw = false;
+        try {
+          assertValueDepth(value, max);
+        } catch {
+          threw = true;
+        }
+        assert.equal(threw, depthOf(value) > max);
+      }),
+    );
+    const small = Buffer.from(`${"[".repeat(1000)}${"]".repeat(1000)}`);
+    badRequest(() => parseJsonBody(small), /nested deeper than 100 levels/);
+    const large = Buffer.from(`${"[".repeat(40_000)}${"]".repeat(40_000)}`);
+    badRequest(() => parseJsonBody(large), /nested deeper than 100 levels/);
   });
 
   it("ignores brackets inside strings, including after escaped quotes", () => {

@@ -68,16 +68,48 @@ export function assertJsonDepth(bytes: Uint8Array, max = MAX_JSON_DEPTH): void {
   }
 }
 
+/** Throws a 400 when a parsed value nests deeper than `max`; visits containers only. */
+export function assertValueDepth(value: unknown, max = MAX_JSON_DEPTH): void {
+  const values: object[] = [];
+  const depths: number[] = [];
+  if (typeof value === "object" && value !== null) {
+    values.push(value);
+    depths.push(1);
+  }
+  while (values.length) {
+    const v = values.pop()!;
+    const depth = depths.pop()!;
+    if (depth > max) throw newBadRequest(`request body is nested deeper than ${max} levels`);
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === "object" && child !== null) {
+        values.push(child as object);
+        depths.push(depth + 1);
+      }
+    }
+  }
+}
+
+/**
+ * Bodies above this size are checked for nesting before parsing (so a 3 MiB `[[[[…` never becomes
+ * a million arrays); smaller ones are parsed first, which V8 does iteratively at any depth, and
+ * their containers walked, which costs far less than scanning every byte.
+ */
+const PRESCAN_BYTES = 64 * 1024;
+
 /** Decodes and parses the raw body; throws a 400 KubeError that says what was wrong. */
 export function parseJsonBody(body: unknown): unknown {
   if (!Buffer.isBuffer(body) || body.length === 0) throw newBadRequest("request body is empty");
   if (!isUtf8(body)) throw newBadRequest("request body is not valid UTF-8");
-  assertJsonDepth(body);
+  const large = body.length > PRESCAN_BYTES;
+  if (large) assertJsonDepth(body);
+  let parsed: unknown;
   try {
-    return JSON.parse(body.toString("utf8")) as unknown;
+    parsed = JSON.parse(body.toString("utf8"));
   } catch (err) {
     throw newBadRequest(`request body is not valid JSON: ${(err as Error).message}`);
   }
+  if (!large) assertValueDepth(parsed);
+  return parsed;
 }
 
 interface BodyParserError {
