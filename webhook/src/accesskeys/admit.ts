@@ -53,33 +53,40 @@ function requireObject(req: AdmissionRequest): void {
   }
 }
 
-export async function admitValidate(
+/** Checks the request is for our resource and well-formed, then answers with `decide`. */
+async function admit(
   req: AdmissionRequest,
   deps: AccessKeyAdmission,
+  decide: (keyRequest: KeyRequest) => Promise<AdmissionReviewResponse>,
 ): Promise<AdmissionReviewResponse> {
   try {
     checkResource(req, deps.identity);
     requireObject(req);
-    const decision = await validateKey(toKeyRequest(req, deps), deps.api);
-    return decision.error
-      ? deny(req.uid, decision.error, decision.warnings)
-      : allow(req.uid, decision.warnings);
+    return await decide(toKeyRequest(req, deps));
   } catch (err) {
     return deny(req.uid, asKubeError(err));
   }
 }
 
-export async function admitMutate(
+export function admitValidate(
   req: AdmissionRequest,
   deps: AccessKeyAdmission,
 ): Promise<AdmissionReviewResponse> {
-  try {
-    checkResource(req, deps.identity);
-    requireObject(req);
-    const mutation = await mutateKey(toKeyRequest(req, deps), deps.api);
+  return admit(req, deps, async (keyRequest) => {
+    const decision = await validateKey(keyRequest, deps.api);
+    return decision.error
+      ? deny(req.uid, decision.error, decision.warnings)
+      : allow(req.uid, decision.warnings);
+  });
+}
+
+export function admitMutate(
+  req: AdmissionRequest,
+  deps: AccessKeyAdmission,
+): Promise<AdmissionReviewResponse> {
+  return admit(req, deps, async (keyRequest) => {
+    const mutation = await mutateKey(keyRequest, deps.api);
     if (mutation.error) return deny(req.uid, mutation.error);
     return allowWithPatch(req.uid, req.object, mutation.object);
-  } catch (err) {
-    return deny(req.uid, asKubeError(err));
-  }
+  });
 }

@@ -7,7 +7,12 @@ import { dryRun } from "./dry-run.js";
 import { EXIT, usageError } from "./errors.js";
 import { readObject, readObjectList } from "./input.js";
 import type { Command } from "./main.js";
-import { loadVCluster, VCLUSTER_FLAG_HELP, VCLUSTER_FLAG_OPTIONS } from "./vcluster-flags.js";
+import {
+  DRY_RUN_FLAG_OPTIONS,
+  loadVCluster,
+  VCLUSTER_FLAG_HELP,
+  VCLUSTER_FLAG_OPTIONS,
+} from "./vcluster-flags.js";
 
 const HELP = `Apply the sync.toHost.endpoints patches of a vCluster config to an object, as a dry run.
 
@@ -68,9 +73,7 @@ export const patchCommand: Command = {
       "host-object": { type: "string" },
       objects: { type: "string" },
       "change-set": { type: "boolean", default: false },
-      explain: { type: "boolean", default: false },
-      timeout: { type: "string", default: "100ms" },
-      help: { type: "boolean", short: "h" },
+      ...DRY_RUN_FLAG_OPTIONS,
     });
     const v = parsed.values;
     if (v.help) {

@@ -7,7 +7,12 @@ import { CliError, EXIT, usageError } from "./errors.js";
 import { readObject } from "./input.js";
 import type { Command } from "./main.js";
 import { parseDuration } from "./patch.js";
-import { loadVCluster, VCLUSTER_FLAG_HELP, VCLUSTER_FLAG_OPTIONS } from "./vcluster-flags.js";
+import {
+  DRY_RUN_FLAG_OPTIONS,
+  loadVCluster,
+  VCLUSTER_FLAG_HELP,
+  VCLUSTER_FLAG_OPTIONS,
+} from "./vcluster-flags.js";
 
 const HELP = `Print the host Endpoints that vCluster's syncer would create for a virtual Endpoints object.
 
@@ -36,9 +41,7 @@ export const translateCommand: Command = {
   async run(args) {
     const parsed = parseCommandArgs("translate", args, {
       ...VCLUSTER_FLAG_OPTIONS,
-      explain: { type: "boolean", default: false },
-      timeout: { type: "string", default: "100ms" },
-      help: { type: "boolean", short: "h" },
+      ...DRY_RUN_FLAG_OPTIONS,
     });
     const v = parsed.values;
     if (v.help) {

@@ -9,6 +9,13 @@ export const VCLUSTER_FLAG_OPTIONS = {
   "vcluster-namespace": { type: "string" },
 } as const;
 
+/** Flags of the dry-run commands (patch, translate) besides the vCluster ones. */
+export const DRY_RUN_FLAG_OPTIONS = {
+  explain: { type: "boolean", default: false },
+  timeout: { type: "string", default: "100ms" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 export const VCLUSTER_FLAG_HELP = `      --config string               vCluster config file (vcluster.yaml, YAML or JSON)
       --vcluster-name string        Name of the virtual cluster (context.vcluster.name)
       --vcluster-namespace string   Its namespace in the host cluster (context.vcluster.namespace)`;
