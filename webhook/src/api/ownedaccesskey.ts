@@ -3,7 +3,6 @@
 
 export const DEFAULT_GROUP_DOMAIN = "loft.sh";
 export const KIND = "OwnedAccessKey";
-export const LIST_KIND = "OwnedAccessKeyList";
 export const PLURAL = "ownedaccesskeys";
 export const VERSION = "v1";
 

@@ -93,15 +93,16 @@ async function runUnsandboxed(
 ): Promise<void> {
   const { compilePatches, applyPatches } = await import("../patches/engine.js");
   const { plainRunner } = await import("../patches/plain-runner.js");
+  const vcluster = vclusterOf(corpus);
   for (const s of corpus.scenarios) {
     const patches = compilePatches(s.patches);
-    const run = plainRunner(s.patches, "toHost", vclusterOf(corpus));
+    const run = plainRunner(s.patches, "toHost", vcluster);
     const bytes = JSON.stringify(s.object);
     const once = (): string => {
       const object = JSON.parse(bytes) as JsonObject;
       const r = applyPatches(
         { object, direction: "toHost", hostObject: null, virtualObject: null, owned: true },
-        { patches, vcluster: vclusterOf(corpus), run },
+        { patches, vcluster, run },
       );
       return JSON.stringify(r.object);
     };

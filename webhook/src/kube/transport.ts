@@ -71,18 +71,20 @@ export class KubeTransport {
 
   /** Sends one request; resolves with any HTTP answer, rejects with TransportError otherwise. */
   async request(method: string, path: string, body?: unknown): Promise<KubeResponse> {
-    let endpoint: Endpoint;
-    let headers: Record<string, string>;
-    try {
-      endpoint = await this.connect();
-      headers = await this.authHeaders();
-    } catch (err) {
-      throw new TransportError(`cannot use the kubeconfig: ${this.redact(errorText(err))}`, false);
-    }
+    const { endpoint, headers } = await this.prepare();
     const res = await this.send(endpoint, headers, method, path, body);
     // A 401 may mean the token rotated under us: compute headers afresh next time.
     if (res.status === 401) this.auth = undefined;
     return res;
+  }
+
+  /** The connection and the current auth headers; a kubeconfig that cannot be used is a TransportError. */
+  private async prepare(): Promise<{ endpoint: Endpoint; headers: Record<string, string> }> {
+    try {
+      return { endpoint: await this.connect(), headers: await this.authHeaders() };
+    } catch (err) {
+      throw new TransportError(`cannot use the kubeconfig: ${this.redact(errorText(err))}`, false);
+    }
   }
 
   /** Replaces every credential we send with a placeholder, for error messages. */
@@ -100,17 +102,7 @@ export class KubeTransport {
     let req: http.ClientRequest | undefined;
     let aborted = false;
     const done = (async () => {
-      let endpoint: Endpoint;
-      let headers: Record<string, string>;
-      try {
-        endpoint = await this.connect();
-        headers = await this.authHeaders();
-      } catch (err) {
-        throw new TransportError(
-          `cannot use the kubeconfig: ${this.redact(errorText(err))}`,
-          false,
-        );
-      }
+      const { endpoint, headers } = await this.prepare();
       if (aborted) throw new TransportError("stream aborted", false);
       const res = await new Promise<KubeResponse>((resolve, reject) => {
         req = this.openStream(endpoint, headers, path, onLine, resolve, reject);
