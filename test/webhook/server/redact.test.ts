@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { redactSecrets, REDACTED } from "../../../webhook/src/server/redact.js";
-import { createLogger } from "../../../webhook/src/server/logger.js";
+import { createLogger, isoTimestamp } from "../../../webhook/src/server/logger.js";
 
 const SECRET = "s3cr3t-KEY-4q6bYp0kVvQy8t1Jm2cZrW3xN5";
 
@@ -62,5 +62,30 @@ describe("logger", () => {
     const all = lines.join("");
     assert.ok(!all.includes(SECRET), all);
     assert.equal(all.split(REDACTED).length - 1, 4);
+  });
+
+  it("stamps each line with the RFC 3339 UTC time, as pino's isoTime does", () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
+    const before = Date.now();
+    createLogger("info", sink).info("stamped");
+    const time = Date.parse((JSON.parse(lines[0]!) as { time: string }).time);
+    assert.ok(time >= before && time <= Date.now(), lines[0]);
+  });
+
+  it("formats every millisecond of a second, and a new second, exactly like Date#toISOString", () => {
+    const base = Date.UTC(2026, 10, 22, 23, 59, 58);
+    for (const now of [base, base + 1, base + 9, base + 10, base + 99, base + 100, base + 999]) {
+      assert.equal(isoTimestamp(now), `,"time":"${new Date(now).toISOString()}"`);
+    }
+    // The next second (and the next day) after a cached one; then back to an earlier second.
+    for (const now of [base + 1000, base + 2000, base + 2001, base - 5000, base]) {
+      assert.equal(isoTimestamp(now), `,"time":"${new Date(now).toISOString()}"`);
+    }
   });
 });

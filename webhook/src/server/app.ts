@@ -34,9 +34,9 @@ function objectName(req: AdmissionRequest): string {
 
 function admissionHandler(path: string, admit: Admit, opts: AppOptions) {
   const route = path.replace(/^\//, "");
+  const inFlight = opts.metrics.inFlight.labels(route);
   return async (req: Request, res: Response): Promise<void> => {
     const started = process.hrtime.bigint();
-    const inFlight = opts.metrics.inFlight.labels(route);
     inFlight.inc();
     let request: AdmissionRequest | null = null;
     let code = 200;

@@ -2,7 +2,7 @@
 // accident, including error messages and objects logged at debug level.
 
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from "pino";
-import { redactSecrets } from "./redact.js";
+import { mayHoldSecret, redactSecrets } from "./redact.js";
 
 export type { Logger };
 
@@ -23,7 +23,7 @@ export function createLogger(
   const options = {
     level,
     base: { name: "vgate" },
-    timestamp: pino.stdTimeFunctions.isoTime,
+    timestamp: isoTimestamp,
     formatters: {
       level: (label: string) => ({ level: label }),
       log: (record: Record<string, unknown>) => redactSecrets(record) as Record<string, unknown>,
@@ -31,9 +31,11 @@ export function createLogger(
     hooks: {
       // The message string is not part of the record `formatters.log` sees.
       logMethod(this: Logger, args: unknown[], method: (...a: unknown[]) => void) {
+        // Nearly every call passes a constant message; copy the arguments only when one needs it.
+        const clean = args.every((a) => typeof a !== "string" || !mayHoldSecret(a));
         method.apply(
           this,
-          args.map((a) => (typeof a === "string" ? redactSecrets(a) : a)),
+          clean ? args : args.map((a) => (typeof a === "string" ? redactSecrets(a) : a)),
         );
       },
     },
@@ -46,6 +48,22 @@ export function createLogger(
   const timer = setInterval(() => stdout.flush(), 1000);
   timer.unref();
   return pino(options, stdout);
+}
+
+let cachedSecond = -1;
+let cachedPrefix = "";
+
+/**
+ * pino's `,"time":"…"` fragment in RFC 3339 UTC with milliseconds, like pino's isoTime. The date
+ * and time up to the second are formatted once per second, not once per line.
+ */
+export function isoTimestamp(now = Date.now()): string {
+  const second = Math.floor(now / 1000);
+  if (second !== cachedSecond) {
+    cachedSecond = second;
+    cachedPrefix = `,"time":"${new Date(second * 1000).toISOString().slice(0, 20)}`;
+  }
+  return `${cachedPrefix}${String(now - second * 1000).padStart(3, "0")}Z"`;
 }
 
 /** Writes out buffered log lines; call before the process exits. */

@@ -6,11 +6,16 @@ import { SECRET_FIELD_NAMES } from "../api/ownedaccesskey.js";
 export const REDACTED = "[REDACTED]";
 const secretNames = new Set(SECRET_FIELD_NAMES.map((n) => n.toLowerCase()));
 const BEARER = /\b(bearer)\s+[^\s"',;]+/gi;
+const BEARER_TEST = /bearer/i;
 const MAX_DEPTH = 32;
 
+/** Whether a string may carry a bearer token (most hold none, and skip the replacement). */
+export function mayHoldSecret(s: string): boolean {
+  return s.length > 7 && BEARER_TEST.test(s);
+}
+
 function redactString(s: string): string {
-  // Most strings hold no token; skip the regular expression for them.
-  return s.length > 7 && BEARER_TEST.test(s) ? s.replace(BEARER, `$1 ${REDACTED}`) : s;
+  return mayHoldSecret(s) ? s.replace(BEARER, `$1 ${REDACTED}`) : s;
 }
 
 /** Field names compare case-insensitively; most are lower-case already, so skip the copy. */
@@ -18,11 +23,10 @@ function isSecretName(k: string): boolean {
   return secretNames.has(k) || (/[A-Z]/.test(k) && secretNames.has(k.toLowerCase()));
 }
 
-const BEARER_TEST = /bearer/i;
 
 /** Whether anything in `value` needs redacting; walks without allocating. */
 function hasSecrets(value: unknown, depth: number): boolean {
-  if (typeof value === "string") return value.length > 7 && BEARER_TEST.test(value);
+  if (typeof value === "string") return mayHoldSecret(value);
   if (typeof value !== "object" || value === null) return false;
   if (depth >= MAX_DEPTH) return true;
   if (Array.isArray(value)) return value.some((v) => hasSecrets(v, depth + 1));
