@@ -23,7 +23,6 @@ function isSecretName(k: string): boolean {
   return secretNames.has(k) || (/[A-Z]/.test(k) && secretNames.has(k.toLowerCase()));
 }
 
-
 /** Whether anything in `value` needs redacting; walks without allocating. */
 function hasSecrets(value: unknown, depth: number): boolean {
   if (typeof value === "string") return mayHoldSecret(value);
