@@ -64,14 +64,14 @@ describe("loadKubeConfig", () => {
     });
     assert.equal(kc?.getCurrentContext(), "two");
     assert.deepEqual(
-      kc?.getContexts().map((c) => c.name),
+      kc?.contexts.map((c) => c.name),
       ["two", "one"],
     );
   });
 
   it("keeps the first of duplicate names instead of failing", async () => {
     const kc = await loadKubeConfig({ env: { KUBECONFIG: `${one}${delimiter}${one}` } });
-    assert.equal(kc?.getClusters().length, 1);
+    assert.equal(kc?.clusters.length, 1);
   });
 
   it("uses the service account in a cluster", async () => {

@@ -1,7 +1,7 @@
 // The production KubeApi: the few reads and reviews OwnedAccessKey admission needs, asked of
 // kube-apiserver with the webhook's own credentials. Every failure to ask is a 503 (fail closed).
 
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { ClientConfig as KubeConfig } from "./client-config.js";
 import type { KubeError } from "../api/status.js";
 import type { OwnedAccessKey, ResourceIdentity } from "../api/ownedaccesskey.js";
 import type { UserInfo } from "../accesskeys/request.js";

@@ -6,7 +6,7 @@ import { readFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 import { isIPv6 } from "node:net";
-import { KubeConfig } from "@kubernetes/client-node";
+import { ClientConfig as KubeConfig } from "./client-config.js";
 
 export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 

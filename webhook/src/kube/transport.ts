@@ -5,7 +5,7 @@
 import http from "node:http";
 import https from "node:https";
 import { StringDecoder } from "node:string_decoder";
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { ClientConfig as KubeConfig } from "./client-config.js";
 
 export interface TransportOptions {
   /** Deadline for one request, from sending to the last byte of the answer. */
@@ -48,6 +48,8 @@ interface Endpoint {
   agent: http.Agent;
   /** For long-lived streams: they must not hold one of `agent`'s kept-alive sockets. */
   streamAgent: http.Agent;
+  /** TLS settings sent with each request, for proxy agents that take them per connection. */
+  tls?: https.RequestOptions;
 }
 
 interface AuthHeaders {
@@ -183,8 +185,9 @@ export class KubeTransport {
           timedOut ? timeoutError(this.options.timeoutMs) : new TransportError(message, false),
         );
       };
-      const req = clientFor(url).request(requestOptions(url, agent, method, path, headers), (res) =>
-        this.collect(res, resolve, fail),
+      const req = clientFor(url).request(
+        requestOptions(endpoint, agent, method, path, headers),
+        (res) => this.collect(res, resolve, fail),
       );
       const timer = setTimeout(() => {
         timedOut = true;
@@ -214,7 +217,7 @@ export class KubeTransport {
           : new TransportError(`API server unreachable: ${this.redact(err.message)}`, false),
       );
     const req = clientFor(url).request(
-      requestOptions(url, streamAgent, "GET", path, headers),
+      requestOptions(endpoint, streamAgent, "GET", path, headers),
       (res) => {
         clearTimeout(timer);
         if (res.statusCode !== 200) return this.collect(res, resolve, fail);
@@ -296,10 +299,8 @@ async function createEndpoint(kc: KubeConfig): Promise<Endpoint> {
   if (!cluster) throw new Error("the current context names no cluster");
   const url = new URL(cluster.server);
   const opts: https.RequestOptions = {};
-  // client-node resolves CA, client certificates, skip-verify and the proxy agent here.
+  // CA, client certificates, skip-verify and, for a proxy-url, the proxy agent.
   await kc.applyToHTTPSOptions(opts);
-  if (cluster.proxyUrl && opts.agent instanceof http.Agent)
-    return { url, agent: opts.agent, streamAgent: opts.agent };
   const tls: https.AgentOptions = {
     keepAlive: true,
     maxSockets: 64,
@@ -311,6 +312,8 @@ async function createEndpoint(kc: KubeConfig): Promise<Endpoint> {
     servername: opts.servername,
   };
   if (opts.rejectUnauthorized !== undefined) tls.rejectUnauthorized = opts.rejectUnauthorized;
+  if (cluster.proxyUrl && opts.agent instanceof http.Agent)
+    return { url, agent: opts.agent, streamAgent: opts.agent, tls };
   const agent =
     url.protocol === "http:" ? new http.Agent({ keepAlive: true }) : new https.Agent(tls);
   const streams = { ...tls, keepAlive: false, maxSockets: Infinity };
@@ -324,13 +327,14 @@ function clientFor(url: URL): typeof http | typeof https {
 }
 
 function requestOptions(
-  url: URL,
+  { url, tls }: Endpoint,
   agent: http.Agent,
   method: string,
   path: string,
   headers: Record<string, string>,
 ): http.RequestOptions {
   return {
+    ...tls,
     protocol: url.protocol,
     hostname: url.hostname.replace(/^\[(.*)\]$/, "$1"),
     port: url.port,

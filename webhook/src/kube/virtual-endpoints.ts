@@ -1,7 +1,7 @@
 // Reads virtual Endpoints from the virtual cluster (vgate serve --virtual-kubeconfig), so the host
 // side's expressions see the real context.virtualObject rather than one rebuilt from bookkeeping.
 
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { ClientConfig as KubeConfig } from "./client-config.js";
 import type { JsonObject } from "../patches/types.js";
 import { describeAnswer, describeError, unavailable } from "./fail-closed.js";
 import { KubeTransport } from "./transport.js";

@@ -1,0 +1,153 @@
+// A kubeconfig and the connection settings it gives: what vgate needs from client-node's
+// KubeConfig, without loading it. client-node's package entry (and config.js itself) imports the
+// generated API clients, which cost about 70 MB of resident memory and 28 MB of live heap; a
+// webhook pays for that heap on every major GC. This uses client-node's own kubeconfig parsers and
+// authenticators (exec plugins, token files, OIDC, Azure, GCP), and applies them the way
+// KubeConfig.applyToHTTPSOptions does.
+
+import { readFileSync } from "node:fs";
+import http from "node:http";
+import type https from "node:https";
+import { isAbsolute, join } from "node:path";
+import type { Cluster, Context, User } from "@kubernetes/client-node";
+import type { Authenticator } from "@kubernetes/client-node/dist/auth.js";
+import { newClusters, newContexts, newUsers } from "@kubernetes/client-node/dist/config_types.js";
+import { parse } from "yaml";
+
+export type { Cluster, Context, User };
+
+export class ClientConfig {
+  clusters: Cluster[] = [];
+  users: User[] = [];
+  contexts: Context[] = [];
+  currentContext = "";
+  private authenticators: Promise<Authenticator[]> | undefined;
+
+  /** Parses kubeconfig YAML (or JSON) with client-node's rules for each entry. */
+  loadFromString(text: string): void {
+    // kubectl reads kubeconfig as YAML 1.1 (go-yaml), so `yes` and `no` are booleans there too.
+    const obj = (parse(text, { version: "1.1" }) ?? {}) as Record<string, unknown>;
+    if (typeof obj !== "object" || Array.isArray(obj)) throw new Error("not a kubeconfig object");
+    this.clusters = newClusters(obj["clusters"]);
+    this.contexts = newContexts(obj["contexts"]);
+    this.users = newUsers(obj["users"]);
+    const current = obj["current-context"];
+    this.currentContext = typeof current === "string" ? current : "";
+  }
+
+  /** One cluster and one user, as the current context (client-node's loadFromClusterAndUser). */
+  loadFromClusterAndUser(cluster: Cluster, user: User): void {
+    this.clusters = [cluster];
+    this.users = [user];
+    this.currentContext = "loaded-context";
+    this.contexts = [{ name: this.currentContext, cluster: cluster.name, user: user.name }];
+  }
+
+  /** File references relative to the kubeconfig's directory, as kubectl resolves them. */
+  makePathsAbsolute(dir: string): void {
+    const abs = (file: string | undefined) => (file && !isAbsolute(file) ? join(dir, file) : file);
+    for (const c of this.clusters) c.caFile = abs(c.caFile);
+    for (const u of this.users) {
+      u.certFile = abs(u.certFile);
+      u.keyFile = abs(u.keyFile);
+    }
+  }
+
+  getCurrentContext(): string {
+    return this.currentContext;
+  }
+
+  getContextObject(name: string): Context | null {
+    return this.contexts.find((c) => c.name === name) ?? null;
+  }
+
+  getCurrentCluster(): Cluster | null {
+    const ctx = this.getContextObject(this.currentContext);
+    return (ctx && this.clusters.find((c) => c.name === ctx.cluster)) ?? null;
+  }
+
+  getCurrentUser(): User | null {
+    const ctx = this.getContextObject(this.currentContext);
+    return (ctx && this.users.find((u) => u.name === ctx.user)) ?? null;
+  }
+
+  /**
+   * TLS material, auth headers and (for a proxy-url) an agent for the current context, as
+   * client-node's KubeConfig.applyToHTTPSOptions sets them. Exec plugins and token files are asked
+   * on every call (they cache what they may).
+   */
+  async applyToHTTPSOptions(opts: https.RequestOptions): Promise<void> {
+    const cluster = this.getCurrentCluster();
+    const user = this.getCurrentUser();
+    if (!user) return;
+    applyTls(opts, cluster, user);
+    await this.applyAuthorization(opts, user);
+    if (user.username) opts.auth = `${user.username}:${user.password ?? ""}`;
+    if (cluster?.proxyUrl) opts.agent = await proxyAgent(cluster, opts);
+  }
+
+  private async applyAuthorization(opts: https.RequestOptions, user: User): Promise<void> {
+    const headers = (opts.headers ??= {}) as Record<string, string>;
+    if (user.impersonateUser) headers["Impersonate-User"] = user.impersonateUser;
+    if (user.exec || user.authProvider) {
+      const found = (await this.loadAuthenticators()).find((a) => a.isAuthProvider(user));
+      if (found) await found.applyAuthentication(user, opts);
+    }
+    if (user.token) headers["Authorization"] = `Bearer ${user.token}`;
+  }
+
+  /** client-node's authenticators in its order, loaded the first time a user needs one. */
+  private loadAuthenticators(): Promise<Authenticator[]> {
+    this.authenticators ??= Promise.all([
+      import("@kubernetes/client-node/dist/azure_auth.js").then((m) => new m.AzureAuth()),
+      import("@kubernetes/client-node/dist/gcp_auth.js").then(
+        (m) => new m.GoogleCloudPlatformAuth(),
+      ),
+      import("@kubernetes/client-node/dist/exec_auth.js").then((m) => new m.ExecAuth()),
+      import("@kubernetes/client-node/dist/file_auth.js").then((m) => new m.FileAuth()),
+      import("@kubernetes/client-node/dist/oidc_auth.js").then((m) => new m.OpenIDConnectAuth()),
+    ]);
+    return this.authenticators;
+  }
+}
+
+function applyTls(opts: https.RequestOptions, cluster: Cluster | null, user: User): void {
+  if (cluster?.skipTLSVerify) opts.rejectUnauthorized = false;
+  if (cluster?.tlsServerName) opts.servername = cluster.tlsServerName;
+  const ca = cluster && fileOrData(cluster.caFile, cluster.caData);
+  if (ca) opts.ca = ca;
+  const cert = fileOrData(user.certFile, user.certData);
+  if (cert) opts.cert = cert;
+  const key = fileOrData(user.keyFile, user.keyData);
+  if (key) opts.key = key;
+}
+
+/** A file wins over inline base64 data, as in client-node and client-go. */
+function fileOrData(file: string | undefined, data: string | undefined): Buffer | null {
+  if (file) return readFileSync(file);
+  if (data) return Buffer.from(data, "base64");
+  return null;
+}
+
+/** The agent for a cluster reached through proxy-url (socks5://, http:// or https:// proxies). */
+async function proxyAgent(cluster: Cluster, opts: https.RequestOptions): Promise<http.Agent> {
+  const proxy = cluster.proxyUrl!;
+  const tls = {
+    ca: opts.ca,
+    cert: opts.cert,
+    key: opts.key,
+    servername: opts.servername,
+    ...(opts.rejectUnauthorized === undefined
+      ? {}
+      : { rejectUnauthorized: opts.rejectUnauthorized }),
+  };
+  if (proxy.startsWith("socks")) {
+    // The TLS settings for the API server travel with each request (see the transport).
+    const { SocksProxyAgent } = await import("socks-proxy-agent");
+    return new SocksProxyAgent(proxy, { keepAlive: true });
+  }
+  const { HttpProxyAgent, HttpsProxyAgent } = await import("hpagent");
+  return cluster.server.startsWith("https:")
+    ? new HttpsProxyAgent({ ...tls, proxy, keepAlive: true })
+    : new HttpProxyAgent({ proxy, keepAlive: true });
+}
