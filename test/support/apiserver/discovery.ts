@@ -24,7 +24,9 @@ export function apiVersions(serverAddress: string): object {
 }
 
 function apiGroup(group: string, versions: string[]): object {
-  const list = versions.map((version) => ({ groupVersion: `${group}/${version}`, version }));
+  const list = [...versions]
+    .sort(compareVersions)
+    .map((version) => ({ groupVersion: `${group}/${version}`, version }));
   return { name: group, versions: list, preferredVersion: list[0] };
 }
 
@@ -54,7 +56,9 @@ export function apiResourceList(
     kind: "APIResourceList",
     apiVersion: "v1",
     groupVersion: apiVersionOf(group, version),
-    resources: types.flatMap(resourceEntries),
+    resources: [...types]
+      .sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0))
+      .flatMap(resourceEntries),
   };
 }
 
@@ -67,6 +71,7 @@ function resourceEntries(t: ResourceType): object[] {
     verbs: t.verbs,
   };
   if (t.shortNames) main["shortNames"] = t.shortNames;
+  if (t.categories) main["categories"] = t.categories;
   const subs = (t.subresources ?? []).map((s) => ({
     name: `${t.resource}/${s.name}`,
     singularName: "",
@@ -75,4 +80,21 @@ function resourceEntries(t: ResourceType): object[] {
     verbs: s.verbs,
   }));
   return [main, ...subs];
+}
+
+/**
+ * kube's version priority (version.CompareKubeAwareVersionStrings), highest first: GA before beta
+ * before alpha, higher numbers first, then anything else alphabetically. The first is preferred.
+ */
+export function compareVersions(a: string, b: string): number {
+  const rank = (v: string): [number, number, number] => {
+    const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
+    if (!m) return [0, 0, 0];
+    const level = m[2] === "alpha" ? 1 : m[2] === "beta" ? 2 : 3;
+    return [level, Number(m[1]), Number(m[3] ?? 0)];
+  };
+  const [la, ma, na] = rank(a);
+  const [lb, mb, nb] = rank(b);
+  if (la === 0 && lb === 0) return a < b ? -1 : a > b ? 1 : 0;
+  return lb - la || mb - ma || nb - na;
 }

@@ -10,7 +10,9 @@ import { join } from "node:path";
 import { DEFAULT_GROUP_DOMAIN } from "../../../webhook/src/api/ownedaccesskey.js";
 import { MASTERS, type Authorizer, type UserIdentity } from "./authorizer.js";
 import { writeKubeconfig } from "./kubeconfig-file.js";
+import { CrdController, loadCrdFiles, manifestCrdFiles } from "./crds.js";
 import { ResourceRegistry, defaultResources, type ResourceType } from "./resources.js";
+import { validateAndPrune } from "./schema.js";
 import { ApiServerCore, type RequestRecord } from "./server.js";
 import { DEFAULT_HISTORY, ObjectStore, type KubeObject } from "./store.js";
 import { servingCert } from "./tls.js";
@@ -37,6 +39,16 @@ export interface StartApiServerOptions {
   watchHistory?: number;
   /** How often a watch with allowWatchBookmarks gets a BOOKMARK event; 1000 ms unless set. */
   bookmarkIntervalMs?: number;
+  /**
+   * CRDs to install at start: YAML files, or "manifests" for the repository's manifests/ CRDs
+   * (which also turns builtinOwnedAccessKeys off).
+   */
+  crds?: "manifests" | string[];
+  /**
+   * Serve ownedaccesskeys as a schemaless built-in type (true unless `crds` is "manifests"); turn
+   * it off to install the real CRD, through `crds` or the API.
+   */
+  builtinOwnedAccessKeys?: boolean;
 }
 
 /** The identity behind `token`: like kind's admin user, a member of system:masters. */
@@ -67,6 +79,8 @@ export interface TestApiServer {
     name: string,
     namespace?: string,
   ): KubeObject | undefined;
+  /** Installs a CustomResourceDefinition (validated, served and Established at once). */
+  installCrd(crd: KubeObject): KubeObject;
   /** Deletes an object; false when there was none. */
   remove(apiVersion: string, kindOrResource: string, name: string, namespace?: string): boolean;
   /** Makes `token` authenticate as `identity`. */
@@ -87,8 +101,14 @@ export interface TestApiServer {
 export async function startApiServer(opts: StartApiServerOptions = {}): Promise<TestApiServer> {
   const groupDomain = opts.groupDomain ?? DEFAULT_GROUP_DOMAIN;
   const registry = new ResourceRegistry();
-  for (const type of defaultResources(groupDomain)) registry.add(type);
+  const builtinOwnedAccessKeys = opts.builtinOwnedAccessKeys ?? opts.crds !== "manifests";
+  for (const type of defaultResources(groupDomain, { builtinOwnedAccessKeys })) registry.add(type);
   const core = new ApiServerCore(registry, new ObjectStore(opts.watchHistory ?? DEFAULT_HISTORY));
+  // Schema validation and pruning of custom resources, and CRD validation, on every write.
+  core.validateObject = (type, obj) => validateAndPrune(registry, type, obj);
+  const crds = new CrdController(registry, core.store);
+  const crdFiles = opts.crds === "manifests" ? manifestCrdFiles() : (opts.crds ?? []);
+  for (const crd of loadCrdFiles(crdFiles)) crds.install(crd);
   if (opts.maxRecordedRequests !== undefined) core.maxRecords = opts.maxRecordedRequests;
   if (opts.bookmarkIntervalMs !== undefined) core.bookmarkIntervalMs = opts.bookmarkIntervalMs;
   const tls = await servingCert();
@@ -110,6 +130,7 @@ export async function startApiServer(opts: StartApiServerOptions = {}): Promise<
     { url, caPem: tls.cert, kubeconfigPath, token, groupDomain },
     dir,
     kubeconfigFor,
+    crds,
   );
 }
 
@@ -131,6 +152,7 @@ class Handle implements TestApiServer {
     },
     private readonly dir: string,
     private readonly kubeconfigFor: (token: string, name: string) => Promise<string>,
+    private readonly crds: CrdController,
   ) {
     this.url = fields.url;
     this.caPem = fields.caPem;
@@ -164,6 +186,10 @@ class Handle implements TestApiServer {
     namespace = "",
   ): KubeObject | undefined {
     return this.core.store.get(this.typeOf(apiVersion, kindOrResource), namespace, name);
+  }
+
+  installCrd(crd: KubeObject): KubeObject {
+    return this.crds.install(crd);
   }
 
   remove(apiVersion: string, kindOrResource: string, name: string, namespace = ""): boolean {
@@ -202,6 +228,7 @@ class Handle implements TestApiServer {
   }
 
   async close(): Promise<void> {
+    this.crds.stop();
     await this.core.close();
     await rm(this.dir, { recursive: true, force: true });
   }

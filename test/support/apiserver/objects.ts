@@ -1,121 +1,79 @@
-// The generic REST handlers for stored objects: get, list, create and delete, with kube's answers
-// (NotFound, AlreadyExists, Invalid, BadRequest) and generateName.
+// The generic REST handlers for stored objects: which verb a request to a resource URL runs (get,
+// list, create, update, patch, delete, deletecollection; the status subresource for types that
+// declare it), and the read verbs themselves.
 
-import { randomInt } from "node:crypto";
-import { required } from "../../../webhook/src/api/field-errors.js";
-import {
-  newAlreadyExists,
-  newBadRequest,
-  newInvalid,
-  newNotFound,
-} from "../../../webhook/src/api/status.js";
-import { methodNotAllowed } from "./errors.js";
-import type { RequestInfo } from "./request-info.js";
-import { apiVersionOf, type ResourceType } from "./resources.js";
-import type { KubeObject, ObjectStore } from "./store.js";
+import { newNotFound } from "../../../webhook/src/api/status.js";
+import { createObject } from "./create.js";
+import { deleteCollection, deleteObject } from "./delete.js";
+import { methodNotAllowed, pathNotFound } from "./errors.js";
+import { groupResource, type ObjectRequest, type Reply } from "./object-request.js";
+import { parseLimit, readPage } from "./paging.js";
+import { apiVersionOf } from "./resources.js";
+import { isEverything, parseSelectors, selects } from "./selectors.js";
+import { patchObject, updateObject } from "./update.js";
 
-export interface Reply {
-  status: number;
-  body: unknown;
-}
+export type { ObjectRequest, ObjectValidator, Reply } from "./object-request.js";
+export { acceptAll } from "./object-request.js";
 
-// names.SimpleNameGenerator: 5 random characters from this alphabet after the prefix (cut to 58).
-const NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
-
-export function handleObjects(
-  store: ObjectStore,
-  type: ResourceType,
-  info: RequestInfo,
-  body: unknown,
-): Reply {
-  if (info.subresource) throw methodNotAllowed();
+export async function handleObjects(req: ObjectRequest): Promise<Reply> {
+  const { info, type } = req;
+  if (info.subresource) {
+    // An undeclared subresource is not served at all; a declared one only by its own verbs.
+    if (!(type.subresources ?? []).some((s) => s.name === info.subresource)) throw pathNotFound();
+    if (info.subresource !== "status") throw methodNotAllowed();
+    if (!["get", "update", "patch"].includes(info.verb)) throw methodNotAllowed();
+  }
   switch (info.verb) {
     case "get":
-      return { status: 200, body: getObject(store, type, info) };
+      return { status: 200, body: getObject(req) };
     case "list":
-      return { status: 200, body: listObjects(store, type, info.namespace) };
+      return { status: 200, body: listObjects(req) };
     case "create":
-      return { status: 201, body: createObject(store, type, info.namespace, body) };
+      // POST to a named object is not a route kube serves.
+      if (info.name) throw methodNotAllowed();
+      return createObject(req);
+    case "update":
+      return updateObject(req);
+    case "patch":
+      return patchObject(req);
     case "delete":
-      return { status: 200, body: deleteObject(store, type, info) };
+      return deleteObject(req);
+    case "deletecollection":
+      return deleteCollection(req);
     default:
       throw methodNotAllowed();
   }
 }
 
-function getObject(store: ObjectStore, type: ResourceType, info: RequestInfo): KubeObject {
-  const obj = store.get(type, info.namespace, info.name);
-  if (!obj) throw newNotFound(type, info.name);
+function getObject(req: ObjectRequest): object {
+  const obj = req.store.get(req.type, req.info.namespace, req.info.name);
+  if (!obj) throw newNotFound(groupResource(req.type), req.info.name);
   return obj;
 }
 
-function listObjects(store: ObjectStore, type: ResourceType, namespace: string): object {
+/** A list page: label and field selectors, limit and continue, the revision it reflects. */
+function listObjects(req: ObjectRequest): object {
+  const { type, query } = req;
+  const selectors = parseSelectors(query, type);
+  const page = readPage(
+    req.store,
+    type,
+    req.info.namespace,
+    {
+      limit: parseLimit(query),
+      continueToken: query.get("continue") ?? "",
+      countRemaining: isEverything(selectors),
+    },
+    (obj) => selects(selectors, obj),
+  );
+  const metadata: Record<string, unknown> = { resourceVersion: String(page.revision) };
+  if (page.continue) metadata["continue"] = page.continue;
+  if (page.remainingItemCount !== undefined)
+    metadata["remainingItemCount"] = page.remainingItemCount;
   return {
     apiVersion: apiVersionOf(type.group, type.version),
     kind: `${type.kind}List`,
-    metadata: { resourceVersion: store.currentRevision() },
-    items: store.list(type, namespace),
+    metadata,
+    items: page.items,
   };
-}
-
-function deleteObject(store: ObjectStore, type: ResourceType, info: RequestInfo): KubeObject {
-  const obj = store.remove(type, info.namespace, info.name);
-  if (!obj) throw newNotFound(type, info.name);
-  return obj;
-}
-
-function createObject(
-  store: ObjectStore,
-  type: ResourceType,
-  namespace: string,
-  body: unknown,
-): KubeObject {
-  const obj = checkBody(type, namespace, body);
-  const meta = obj.metadata;
-  if (!meta.name && typeof meta["generateName"] === "string" && meta["generateName"]) {
-    meta.name = generateName(meta["generateName"]);
-  }
-  if (!meta.name) {
-    const err = required("metadata.name", "name or generateName is required");
-    throw newInvalid({ group: type.group, kind: type.kind }, "", [err]);
-  }
-  if (store.has(type, namespace, meta.name)) throw newAlreadyExists(type, meta.name);
-  return store.put(type, obj);
-}
-
-/** Decodes a create body the way kube's JSON decoder and rest.BeforeCreate do. */
-function checkBody(type: ResourceType, namespace: string, body: unknown): KubeObject {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw newBadRequest("the body of the request was not a JSON object");
-  }
-  const obj = structuredClone(body) as Record<string, unknown>;
-  const apiVersion = apiVersionOf(type.group, type.version);
-  if (obj["apiVersion"] !== undefined && obj["apiVersion"] !== apiVersion) {
-    throw newBadRequest(
-      `the API version in the data (${String(obj["apiVersion"])}) does not match the expected API version (${apiVersion})`,
-    );
-  }
-  if (obj["kind"] !== undefined && obj["kind"] !== type.kind) {
-    throw newBadRequest(`Object kind ${String(obj["kind"])} does not match ${type.kind}`);
-  }
-  const meta = obj["metadata"] ?? {};
-  if (typeof meta !== "object" || meta === null || Array.isArray(meta)) {
-    throw newBadRequest("metadata must be an object");
-  }
-  const metadata = meta as KubeObject["metadata"];
-  if (type.namespaced) {
-    if (metadata.namespace && metadata.namespace !== namespace) {
-      throw newBadRequest(
-        "the namespace of the provided object does not match the namespace sent on the request",
-      );
-    }
-    metadata.namespace = namespace;
-  }
-  return { ...obj, apiVersion, kind: type.kind, metadata } as KubeObject;
-}
-
-function generateName(prefix: string): string {
-  let suffix = "";
-  for (let i = 0; i < 5; i++) suffix += NAME_ALPHABET[randomInt(NAME_ALPHABET.length)];
-  return prefix.slice(0, 58) + suffix;
 }

@@ -1,5 +1,8 @@
 // The resource types the test API server serves: what discovery lists and what the generic object
-// handlers accept. Add types with `ResourceRegistry.add` (e.g. to simulate installing a CRD).
+// handlers accept. Add types with `ResourceRegistry.add` (e.g. to simulate installing a CRD);
+// creating a CustomResourceDefinition through the API adds them too (crds.ts).
+
+import { builtinResources } from "./builtin-types.js";
 
 export interface SubresourceType {
   name: string;
@@ -17,7 +20,25 @@ export interface ResourceType {
   namespaced: boolean;
   verbs: string[];
   shortNames?: string[];
+  /** Discovery categories, e.g. `all` (what `kubectl get all` lists). */
+  categories?: string[];
   subresources?: SubresourceType[];
+  /** Set for custom resources: the CRD that serves this type (`<plural>.<group>`). */
+  crd?: string;
+  /** The version's `openAPIV3Schema` (custom resources): objects are validated and pruned by it. */
+  schema?: Record<string, unknown>;
+  /** The version's `additionalPrinterColumns` (custom resources), for Table output. */
+  printerColumns?: PrinterColumn[];
+}
+
+/** apiextensions/v1 CustomResourceColumnDefinition. */
+export interface PrinterColumn {
+  name: string;
+  type: string;
+  jsonPath: string;
+  format?: string;
+  description?: string;
+  priority?: number;
 }
 
 const OBJECT_VERBS = [
@@ -30,6 +51,8 @@ const OBJECT_VERBS = [
   "update",
   "watch",
 ];
+
+export const OBJECT_VERB_LIST: readonly string[] = OBJECT_VERBS;
 
 export const apiVersionOf = (group: string, version: string): string =>
   group ? `${group}/${version}` : version;
@@ -62,6 +85,11 @@ export class ResourceRegistry {
         apiVersionOf(t.group, t.version) === apiVersion &&
         (t.kind === kindOrResource || t.resource === kindOrResource),
     );
+  }
+
+  /** Every served type, in registration order. */
+  all(): ResourceType[] {
+    return [...this.types];
   }
 
   inGroupVersion(group: string, version: string): ResourceType[] {
@@ -106,48 +134,29 @@ export function resourceType(
   };
 }
 
+export interface DefaultResourceOptions {
+  /**
+   * Serve management.<domain>/v1 ownedaccesskeys as a built-in type without a schema (the
+   * default). Turn it off to install the real CRD from manifests/ instead.
+   */
+  builtinOwnedAccessKeys?: boolean;
+}
+
 /** What a small cluster with Loft's management and storage APIs serves. */
-export function defaultResources(groupDomain: string): ResourceType[] {
+export function defaultResources(
+  groupDomain: string,
+  opts: DefaultResourceOptions = {},
+): ResourceType[] {
   const management = `management.${groupDomain}/v1`;
   const storage = `storage.${groupDomain}/v1`;
-  const createOnly = (t: ResourceType): ResourceType => ({ ...t, verbs: ["create"] });
-  return [
-    resourceType("v1", "Namespace", "namespaces", false, ["finalize", "status"]),
-    resourceType("v1", "Node", "nodes", false, ["status"]),
-    resourceType("v1", "Pod", "pods", true, ["binding:Binding", "eviction:Eviction", "status"]),
-    resourceType("v1", "ConfigMap", "configmaps", true),
-    resourceType("v1", "Secret", "secrets", true),
-    resourceType("v1", "Service", "services", true, ["status"]),
-    resourceType("v1", "ServiceAccount", "serviceaccounts", true, ["token:TokenRequest"]),
-    resourceType("v1", "Endpoints", "endpoints", true),
-    resourceType("v1", "Event", "events", true),
-    resourceType("apps/v1", "Deployment", "deployments", true, ["scale:Scale", "status"]),
-    resourceType("apps/v1", "ReplicaSet", "replicasets", true, ["scale:Scale", "status"]),
-    resourceType("apps/v1", "StatefulSet", "statefulsets", true, ["scale:Scale", "status"]),
-    resourceType("apps/v1", "DaemonSet", "daemonsets", true, ["status"]),
-    createOnly(
-      resourceType("authorization.k8s.io/v1", "SubjectAccessReview", "subjectaccessreviews", false),
-    ),
-    createOnly(
-      resourceType(
-        "authorization.k8s.io/v1",
-        "SelfSubjectAccessReview",
-        "selfsubjectaccessreviews",
-        false,
-      ),
-    ),
-    createOnly(
-      resourceType(
-        "authorization.k8s.io/v1",
-        "LocalSubjectAccessReview",
-        "localsubjectaccessreviews",
-        true,
-      ),
-    ),
-    resourceType(management, "OwnedAccessKey", "ownedaccesskeys", false),
+  const loft = [
     resourceType(management, "User", "users", false),
     resourceType(management, "Team", "teams", false),
     resourceType(storage, "User", "users", false, ["status"]),
     resourceType(storage, "Team", "teams", false, ["status"]),
   ];
+  if (opts.builtinOwnedAccessKeys !== false) {
+    loft.unshift(resourceType(management, "OwnedAccessKey", "ownedaccesskeys", false));
+  }
+  return [...builtinResources(), ...loft];
 }

@@ -17,10 +17,14 @@ import {
 } from "./authorizer.js";
 import * as discovery from "./discovery.js";
 import { forbidden, pathNotFound, serviceUnavailable, unauthorized } from "./errors.js";
-import { handleObjects, type Reply } from "./objects.js";
+import { admitAll, type AdmissionHook } from "./admission-types.js";
+import { acceptAll, handleObjects, type ObjectValidator, type Reply } from "./objects.js";
+import { JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, mediaType } from "./patch.js";
+import { openApiV3Document, openApiV3Root } from "./openapi.js";
 import { parseRequestInfo, type RequestInfo } from "./request-info.js";
 import { ResourceRegistry, type ResourceType } from "./resources.js";
 import { Router } from "./router.js";
+import { asTable, wantsTable } from "./table.js";
 import type { ObjectStore } from "./store.js";
 import { handleSubjectAccessReview } from "./subject-access-review.js";
 import { Watch, isWatch, parseWatchParams } from "./watch.js";
@@ -44,6 +48,8 @@ interface Context {
   query: URLSearchParams;
   identity: UserIdentity;
   body: unknown;
+  /** The Content-Type header ("" when absent). */
+  contentType: string;
 }
 
 // kube-apiserver's default request body limit (3 MiB).
@@ -59,6 +65,10 @@ export class ApiServerCore {
   maxRecords = 10_000;
   /** How often a watch with allowWatchBookmarks gets a BOOKMARK event. */
   bookmarkIntervalMs = 1_000;
+  /** Mutating and validating admission (webhooks) of every write; admits all unless replaced. */
+  admission: AdmissionHook = admitAll;
+  /** Schema validation and pruning, between mutating and validating admission; identity unless replaced. */
+  validateObject: ObjectValidator = acceptAll;
   private readonly watches = new Set<Watch>();
   private readonly router = new Router<Context>();
   private server: https.Server | undefined;
@@ -79,6 +89,13 @@ export class ApiServerCore {
       )
       .add("GET", "/apis/:group/:version", (_c, p) =>
         found(discovery.apiResourceList(this.registry, p["group"]!, p["version"]!)),
+      )
+      .add("GET", "/openapi/v3", () => ok(openApiV3Root(this.registry)))
+      .add("GET", "/openapi/v3/api/:version", (_c, p) =>
+        found(openApiV3Document(this.registry, "", p["version"]!)),
+      )
+      .add("GET", "/openapi/v3/apis/:group/:version", (_c, p) =>
+        found(openApiV3Document(this.registry, p["group"]!, p["version"]!)),
       )
       .add("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", (ctx) => {
         this.authorizeRequest(ctx.identity, sarInfo());
@@ -121,7 +138,8 @@ export class ApiServerCore {
       this.requests.splice(0, this.requests.length - this.maxRecords);
     let reply: Reply | Watch;
     try {
-      const body = await readBody(req);
+      const contentType = req.headers["content-type"] ?? "";
+      const body = await readBody(req, method, contentType);
       if (body !== undefined) record.body = body;
       if (this.delayMs > 0) await sleep(this.delayMs);
       if (this.down) throw serviceUnavailable();
@@ -133,6 +151,7 @@ export class ApiServerCore {
         query: url.searchParams,
         identity,
         body,
+        contentType,
       });
     } catch (err) {
       const kerr = asKubeError(err);
@@ -144,8 +163,14 @@ export class ApiServerCore {
     }
     record.status = reply.status;
     if (reply instanceof Watch) return reply.start(res, record);
-    res.writeHead(reply.status, { "Content-Type": "application/json" });
-    res.end(JSON.stringify(reply.body));
+    const headers: Record<string, string | string[]> = { "Content-Type": "application/json" };
+    if (reply.warnings?.length) headers["Warning"] = reply.warnings.map(warningHeader);
+    res.writeHead(reply.status, headers);
+    // Server-side printing for `kubectl get` (Accept: ...;as=Table;v=v1;g=meta.k8s.io).
+    const body = wantsTable(req.headers.accept)
+      ? asTable(this.registry, reply.body, url.searchParams.get("includeObject") ?? undefined)
+      : reply.body;
+    res.end(JSON.stringify(body));
   }
 
   /** The requests whose watch streams are open now. */
@@ -179,13 +204,23 @@ export class ApiServerCore {
     if (!inScope(type, info)) throw pathNotFound();
     this.authorizeRequest(ctx.identity, info);
     if (watching) return this.watch(type, info, ctx.query);
-    return handleObjects(this.store, type, info, ctx.body);
+    return handleObjects({
+      store: this.store,
+      type,
+      info,
+      query: ctx.query,
+      body: ctx.body,
+      contentType: ctx.contentType,
+      user: ctx.identity,
+      admission: this.admission,
+      validateObject: this.validateObject,
+    });
   }
 
   private watch(type: ResourceType, info: RequestInfo, query: URLSearchParams): Watch {
     if (info.subresource) throw pathNotFound();
     const options = { bookmarkIntervalMs: this.bookmarkIntervalMs };
-    const params = parseWatchParams(query);
+    const params = parseWatchParams(query, type);
     const watch = new Watch(this.store, type, info, params, options, (w) => this.watches.delete(w));
     this.watches.add(watch);
     return watch;
@@ -225,7 +260,25 @@ function found(body: object | null): Reply {
   return ok(body);
 }
 
-async function readBody(req: IncomingMessage): Promise<unknown> {
+/** RFC 7234 warn-code 299 with the agent "-", as kube's warning recorder writes it. */
+export function warningHeader(text: string): string {
+  return `299 - "${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+}
+
+// PATCH bodies of these media types are JSON; any other one is kept as text (the patch handler
+// answers 415 for it before reading it).
+const JSON_PATCH_TYPES = new Set([
+  "application/json",
+  JSON_PATCH,
+  MERGE_PATCH,
+  STRATEGIC_MERGE_PATCH,
+]);
+
+async function readBody(
+  req: IncomingMessage,
+  method: string,
+  contentType: string,
+): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -241,6 +294,7 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
   }
   if (chunks.length === 0) return undefined;
   const text = Buffer.concat(chunks).toString();
+  if (method === "PATCH" && !JSON_PATCH_TYPES.has(mediaType(contentType))) return text;
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {

@@ -24,6 +24,8 @@ export interface StoreEvent {
   resourceKey: string;
   namespace: string;
   object: KubeObject;
+  /** The state before this change (MODIFIED, DELETED): watches with selectors need it. */
+  previous?: KubeObject;
 }
 
 export type StoreListener = (event: StoreEvent) => void;
@@ -71,9 +73,9 @@ export class ObjectStore {
     };
     if (!type.namespaced) delete stored.metadata.namespace;
     const k = key(type, namespace, obj.metadata.name);
-    const change = this.objects.has(k) ? "MODIFIED" : "ADDED";
+    const previous = this.objects.get(k);
     this.objects.set(k, stored);
-    this.record(change, type, namespace, stored);
+    this.record(previous ? "MODIFIED" : "ADDED", type, namespace, stored, previous);
     return structuredClone(stored);
   }
 
@@ -85,8 +87,8 @@ export class ObjectStore {
     // etcd gives a delete its own revision; the DELETED event carries it.
     const gone = structuredClone(obj);
     gone.metadata.resourceVersion = this.nextRevision();
-    this.record("DELETED", type, type.namespaced ? namespace : "", gone);
-    return obj;
+    this.record("DELETED", type, type.namespaced ? namespace : "", gone, obj);
+    return structuredClone(obj);
   }
 
   /** Calls `listener` with every later change, synchronously; returns the unsubscribe function. */
@@ -111,7 +113,47 @@ export class ObjectStore {
     return String(this.revision);
   }
 
-  private record(type: ChangeType, rt: ResourceType, namespace: string, obj: KubeObject): void {
+  /**
+   * The objects of `type` (in `namespace`, or all: "") as they were at `revision`, with their
+   * keys relative to the collection (`name` or `namespace/name`), in key order; null when that
+   * revision left the history (a paged list resuming there gets 410 Expired).
+   */
+  snapshot(
+    type: ResourceType,
+    namespace: string,
+    revision: number,
+  ): { key: string; object: KubeObject }[] | null {
+    if (revision < this.compacted) return null;
+    const rk = resourceKey(type);
+    const state = new Map<string, KubeObject>();
+    for (const obj of this.list(type, namespace)) state.set(relativeKey(type, obj), obj);
+    // Undo the changes after `revision`, newest first.
+    for (let i = this.history.length - 1; i >= 0; i--) {
+      const e = this.history[i]!;
+      if (e.revision <= revision) break;
+      if (e.resourceKey !== rk || (type.namespaced && namespace && e.namespace !== namespace))
+        continue;
+      const k = relativeKey(type, e.object);
+      if (e.previous) state.set(k, structuredClone(e.previous));
+      else state.delete(k);
+    }
+    return [...state.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, object]) => ({ key: k, object }));
+  }
+
+  /** The newest revision, as a number. */
+  revisionNow(): number {
+    return this.revision;
+  }
+
+  private record(
+    type: ChangeType,
+    rt: ResourceType,
+    namespace: string,
+    obj: KubeObject,
+    previous?: KubeObject,
+  ): void {
     const event: StoreEvent = {
       type,
       revision: this.revision,
@@ -119,6 +161,7 @@ export class ObjectStore {
       namespace,
       object: structuredClone(obj),
     };
+    if (previous) event.previous = structuredClone(previous);
     this.history.push(event);
     while (this.history.length > Math.max(0, this.maxHistory)) {
       this.compacted = this.history.shift()!.revision;
@@ -134,6 +177,13 @@ export class ObjectStore {
 
 export function resourceKey(type: ResourceType): string {
   return `${type.group}/${type.version}/${type.resource}`;
+}
+
+/** An object's key inside its collection, as etcd keys sort: `name` or `namespace/name`. */
+export function relativeKey(type: ResourceType, obj: KubeObject): string {
+  return type.namespaced
+    ? `${obj.metadata.namespace ?? ""}/${obj.metadata.name}`
+    : obj.metadata.name;
 }
 
 function key(type: ResourceType, namespace: string, name: string): string {

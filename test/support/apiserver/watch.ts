@@ -7,6 +7,7 @@
 import type { ServerResponse } from "node:http";
 import { newBadRequest } from "../../../webhook/src/api/status.js";
 import type { RequestInfo } from "./request-info.js";
+import { parseSelectors, selects, type FieldScope, type Selectors } from "./selectors.js";
 import type { RequestRecord } from "./server.js";
 import { apiVersionOf, type ResourceType } from "./resources.js";
 import { resourceKey, type KubeObject, type ObjectStore, type StoreEvent } from "./store.js";
@@ -21,6 +22,8 @@ interface WatchParams {
   from: number | null;
   bookmarks: boolean;
   timeoutMs: number | null;
+  /** labelSelector and fieldSelector: objects moving in or out of them are ADDED or DELETED. */
+  selectors: Selectors;
 }
 
 /** Whether the query asks for a watch (`watch=true` or `watch=1`, as kube parses booleans). */
@@ -29,8 +32,9 @@ export function isWatch(query: URLSearchParams): boolean {
   return value === "true" || value === "1";
 }
 
-/** Throws 400 BadRequest for a malformed resourceVersion or timeoutSeconds. */
-export function parseWatchParams(query: URLSearchParams): WatchParams {
+/** Throws 400 BadRequest for a malformed resourceVersion, timeoutSeconds or selector. */
+export function parseWatchParams(query: URLSearchParams, scope?: FieldScope): WatchParams {
+  const selectors = parseSelectors(query, scope);
   const rv = query.get("resourceVersion") ?? "";
   if (rv !== "" && !/^\d+$/.test(rv)) {
     throw newBadRequest(`resourceVersion: Invalid value: ${JSON.stringify(rv)}: invalid syntax`);
@@ -44,6 +48,7 @@ export function parseWatchParams(query: URLSearchParams): WatchParams {
     from: rv === "" || rv === "0" ? null : Number(rv),
     bookmarks: bookmarks === "true" || bookmarks === "1",
     timeoutMs: timeout === null || timeout === "0" ? null : Number(timeout) * 1000,
+    selectors,
   };
 }
 
@@ -82,7 +87,8 @@ export class Watch {
     for (const e of initial) this.send(e);
     // Subscribing in the same tick as reading the history: no change can fall in between.
     this.unsubscribe = this.store.subscribe((e) => {
-      if (this.matches(e)) this.send(toWire(e));
+      const wire = this.matches(e) ? this.filtered(e) : null;
+      if (wire) this.send(wire);
     });
     this.startTimers();
   }
@@ -99,10 +105,16 @@ export class Watch {
   private initialEvents(): { type: string; object: KubeObject }[] | null {
     if (this.params.from === null) {
       const objects = this.store.list(this.type, this.info.namespace);
-      return objects.filter((o) => this.named(o)).map((object) => ({ type: "ADDED", object }));
+      return objects
+        .filter((o) => this.named(o) && selects(this.params.selectors, o))
+        .map((object) => ({ type: "ADDED", object }));
     }
     const events = this.store.eventsSince(this.params.from);
-    return events && events.filter((e) => this.matches(e)).map(toWire);
+    if (!events) return null;
+    return events.flatMap((e) => {
+      const wire = this.matches(e) ? this.filtered(e) : null;
+      return wire ? [wire] : [];
+    });
   }
 
   private startTimers(): void {
@@ -123,6 +135,19 @@ export class Watch {
     if (this.type.namespaced && this.info.namespace && e.namespace !== this.info.namespace)
       return false;
     return this.named(e.object);
+  }
+
+  /**
+   * The event as a watch with selectors sees it (kube's cacher): a change that moves an object into
+   * the selection is ADDED, one that moves it out is DELETED; null when it stays outside.
+   */
+  private filtered(e: StoreEvent): { type: string; object: KubeObject } | null {
+    const s = this.params.selectors;
+    const now = selects(s, e.object);
+    if (e.type !== "MODIFIED") return now ? toWire(e) : null;
+    const before = e.previous ? selects(s, e.previous) : false;
+    if (now) return { type: before ? "MODIFIED" : "ADDED", object: e.object };
+    return before ? { type: "DELETED", object: e.object } : null;
   }
 
   /** A watch on `<collection>/<name>` only sees that object (kube turns it into a name selector). */
