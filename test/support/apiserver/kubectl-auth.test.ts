@@ -1,0 +1,143 @@
+// Real `kubectl auth` against the emulator with RBAC: can-i (SelfSubjectAccessReview), can-i --list
+// (SelfSubjectRulesReview) and whoami (SelfSubjectReview), for an admin and a restricted user.
+
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { delimiter, join } from "node:path";
+import { coreOf, wireReviews } from "./auth-test-wiring.js";
+import { createAuthenticator } from "./authn.js";
+import { startApiServer, type TestApiServer } from "./index.js";
+import { RBAC_V1, rbacAuthorizer, storeSource } from "./rbac.js";
+import { bootstrapRbac } from "./rbac-bootstrap.js";
+
+function onPath(cmd: string): boolean {
+  return (process.env["PATH"] ?? "").split(delimiter).some((dir) => {
+    try {
+      accessSync(join(dir, cmd), constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function kubectl(kubeconfig: string, ...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      "kubectl",
+      ["--kubeconfig", kubeconfig, ...args],
+      { timeout: 20_000, env: { ...process.env, KUBECACHEDIR: "/tmp/vgate-kubectl-auth-cache" } },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+const KEYS = "ownedaccesskeys.management.loft.sh";
+const HAS_KUBECTL = onPath("kubectl");
+
+(HAS_KUBECTL ? describe : describe.skip)(
+  `kubectl auth against the emulator${HAS_KUBECTL ? "" : " (skipped: kubectl is not on PATH)"}`,
+  function () {
+    this.timeout(60_000);
+    let server: TestApiServer;
+    let carol: string;
+
+    before(async () => {
+      server = await startApiServer();
+      const core = coreOf(server);
+      const rbac = rbacAuthorizer(storeSource(core.store, core.registry));
+      server.authorize = rbac;
+      wireReviews(server, {
+        authorizer: () => core.authorize,
+        authenticateToken: createAuthenticator({ tokens: core.tokens }).token,
+        ruleResolvers: [rbac.rulesFor],
+      });
+      for (const obj of bootstrapRbac()) server.put(obj);
+      server.put({
+        apiVersion: RBAC_V1,
+        kind: "ClusterRole",
+        metadata: { name: "key-viewer" },
+        rules: [
+          {
+            apiGroups: ["management.loft.sh"],
+            resources: ["ownedaccesskeys"],
+            verbs: ["get", "list"],
+          },
+        ],
+      });
+      server.put({
+        apiVersion: RBAC_V1,
+        kind: "ClusterRoleBinding",
+        metadata: { name: "carol-views-keys" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "key-viewer" },
+        subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "carol" }],
+      });
+      // system:authenticated is what kube's group adder appends (authn.ts); the static map says it until
+      // server.ts authenticates through createAuthenticator.
+      server.addToken("carol-token", {
+        user: "carol",
+        groups: ["viewers", "system:authenticated"],
+      });
+      carol = await server.writeKubeconfig("carol-token", "carol");
+    });
+    after(() => server.close());
+
+    it("can-i create: yes (exit 0) for the admin, no (exit 1) for carol", async () => {
+      const admin = await kubectl(server.kubeconfigPath, "auth", "can-i", "create", KEYS);
+      assert.equal(admin.stdout.trim(), "yes", admin.stderr);
+      assert.equal(admin.code, 0);
+      const restricted = await kubectl(carol, "auth", "can-i", "create", KEYS);
+      assert.equal(restricted.stdout.trim(), "no", restricted.stderr);
+      assert.equal(restricted.code, 1);
+    });
+
+    it("can-i list and get a named key: yes for carol, delete: no", async () => {
+      assert.equal((await kubectl(carol, "auth", "can-i", "list", KEYS)).code, 0);
+      const get = await kubectl(carol, "auth", "can-i", "get", `${KEYS}/k1`);
+      assert.equal(get.stdout.trim(), "yes", get.stderr);
+      assert.equal((await kubectl(carol, "auth", "can-i", "delete", KEYS)).code, 1);
+    });
+
+    it("can-i --list shows carol's rules from RBAC", async () => {
+      const res = await kubectl(carol, "auth", "can-i", "--list");
+      assert.equal(res.code, 0, res.stderr);
+      const lines = res.stdout.split("\n");
+      assert.match(lines[0] ?? "", /^Resources\s+Non-Resource URLs\s+Resource Names\s+Verbs/);
+      assert.ok(
+        lines.some((l) =>
+          /^ownedaccesskeys\.management\.loft\.sh\s+\[\]\s+\[\]\s+\[get list\]/.test(l),
+        ),
+        res.stdout,
+      );
+      assert.ok(lines.some((l) => l.startsWith("selfsubjectaccessreviews.authorization.k8s.io")));
+      assert.ok(
+        lines.some((l) => /^\s+\[\/version\]\s+\[\]\s+\[get\]/.test(l)),
+        res.stdout,
+      );
+    });
+
+    it("whoami names the user and its groups", async () => {
+      const res = await kubectl(carol, "auth", "whoami", "-o", "json");
+      assert.equal(res.code, 0, res.stderr);
+      const review = JSON.parse(res.stdout) as { kind: string; status: { userInfo: unknown } };
+      assert.equal(review.kind, "SelfSubjectReview");
+      assert.deepEqual(review.status.userInfo, {
+        username: "carol",
+        groups: ["viewers", "system:authenticated"],
+      });
+      const table = await kubectl(server.kubeconfigPath, "auth", "whoami");
+      assert.match(table.stdout, /Username\s+kubernetes-admin/);
+      assert.match(table.stdout, /Groups\s+\[system:masters system:authenticated\]/);
+    });
+  },
+);
