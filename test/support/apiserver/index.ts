@@ -8,7 +8,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_GROUP_DOMAIN } from "../../../webhook/src/api/ownedaccesskey.js";
-import { MASTERS, type Authorizer, type UserIdentity } from "./authorizer.js";
+import { writeFile } from "node:fs/promises";
+import { MASTERS, union, type AsyncAuthorizer, type UserIdentity } from "./authorizer.js";
+import { webhookAuthorizerFromFile, webhookRuleResolver } from "./authz-webhook.js";
+import { clientCa, clientCert, clientCertKubeconfigYaml, type CertAndKey } from "./client-certs.js";
+import { rbacAuthorizer, storeSource } from "./rbac.js";
+import { bootstrapRbac } from "./rbac-bootstrap.js";
 import { writeKubeconfig } from "./kubeconfig-file.js";
 import { CrdController, loadCrdFiles, manifestCrdFiles } from "./crds.js";
 import { ResourceRegistry, defaultResources, type ResourceType } from "./resources.js";
@@ -18,6 +23,7 @@ import { DEFAULT_HISTORY, ObjectStore, type KubeObject } from "./store.js";
 import { servingCert } from "./tls.js";
 
 export type {
+  AsyncAuthorizer,
   AuthorizationAttributes,
   Authorizer,
   AuthorizerDecision,
@@ -49,6 +55,20 @@ export interface StartApiServerOptions {
    * it off to install the real CRD, through `crds` or the API.
    */
   builtinOwnedAccessKeys?: boolean;
+  /**
+   * "rbac": kube's RBAC authorizer over the stored Roles and bindings, with kube's bootstrap roles
+   * (cluster-admin for system:masters, discovery for everyone authenticated). Otherwise the
+   * replaceable `authorize` hook decides (system:masters only, unless a test sets it).
+   */
+  authorization?: "rbac";
+  /** --authorization-webhook-config-file: a webhook asked before RBAC (union authorizer). */
+  authorizationWebhookConfigFile?: string;
+  /** --authentication-token-webhook-config-file: tokens not in the static map go to this webhook. */
+  tokenWebhookConfigFile?: string;
+  /** Accept client certificates signed by a fresh CA (see `clientCertKubeconfig`). */
+  clientCertificates?: boolean;
+  /** Listen on this port instead of a free one. */
+  port?: number;
 }
 
 /** The identity behind `token`: like kind's admin user, a member of system:masters. */
@@ -66,7 +86,7 @@ export interface TestApiServer {
   token: string;
   groupDomain: string;
   /** Decides SubjectAccessReviews and requests of users outside system:masters. Replaceable. */
-  authorize: Authorizer;
+  authorize: AsyncAuthorizer;
   /** The requests received, oldest first (the newest maxRecordedRequests of them). */
   requests: RequestRecord[];
   /** The served resource types; add one to simulate installing a CRD. */
@@ -87,6 +107,11 @@ export interface TestApiServer {
   addToken(token: string, identity: UserIdentity): void;
   /** Writes another kubeconfig (same server and CA) for `token`; returns its path. */
   writeKubeconfig(token: string, name?: string): Promise<string>;
+  /**
+   * With `clientCertificates`: writes a kubeconfig whose user is a client certificate for `user`
+   * in `groups` (CN and O), signed by the server's client CA; returns its path.
+   */
+  clientCertKubeconfig(user: string, groups?: string[]): Promise<string>;
   /** While down, every request is answered 503 ServiceUnavailable and open watches are ended. */
   setDown(down: boolean): void;
   /** Ends every open watch stream cleanly (as an API server restart would); returns how many. */
@@ -111,8 +136,14 @@ export async function startApiServer(opts: StartApiServerOptions = {}): Promise<
   for (const crd of loadCrdFiles(crdFiles)) crds.install(crd);
   if (opts.maxRecordedRequests !== undefined) core.maxRecords = opts.maxRecordedRequests;
   if (opts.bookmarkIntervalMs !== undefined) core.bookmarkIntervalMs = opts.bookmarkIntervalMs;
+  configureAuthorization(core, opts);
   const tls = await servingCert();
-  await core.listen(tls);
+  const ca = opts.clientCertificates ? await clientCa() : null;
+  await core.listen(tls, {
+    ...(ca ? { clientCaPem: ca.cert } : {}),
+    ...(opts.tokenWebhookConfigFile ? { tokenWebhookConfigFile: opts.tokenWebhookConfigFile } : {}),
+    ...(opts.port ? { port: opts.port } : {}),
+  });
   const dir = await mkdtemp(join(tmpdir(), "vgate-apiserver-"));
   const token = randomBytes(32).toString("hex");
   core.tokens.set(token, ADMIN_USER);
@@ -131,7 +162,28 @@ export async function startApiServer(opts: StartApiServerOptions = {}): Promise<
     dir,
     kubeconfigFor,
     crds,
+    ca,
   );
+}
+
+/** The authorizer chain kube-apiserver would be started with (--authorization-mode). */
+function configureAuthorization(core: ApiServerCore, opts: StartApiServerOptions): void {
+  if (opts.authorization !== "rbac" && !opts.authorizationWebhookConfigFile) return;
+  const rbac =
+    opts.authorization === "rbac" ? rbacAuthorizer(storeSource(core.store, core.registry)) : null;
+  const webhook = opts.authorizationWebhookConfigFile
+    ? webhookAuthorizerFromFile(opts.authorizationWebhookConfigFile)
+    : null;
+  const chain = [webhook, rbac].filter((a): a is NonNullable<typeof a> => a !== null);
+  core.authorize = chain.length === 1 ? chain[0]! : union(...chain);
+  if (webhook) core.ruleResolvers.push(webhookRuleResolver);
+  if (rbac) {
+    core.ruleResolvers.push(rbac.rulesFor);
+    for (const obj of bootstrapRbac()) {
+      const type = core.registry.lookup(String(obj.apiVersion), String(obj.kind));
+      if (type) core.store.put(type, obj);
+    }
+  }
 }
 
 class Handle implements TestApiServer {
@@ -153,6 +205,7 @@ class Handle implements TestApiServer {
     private readonly dir: string,
     private readonly kubeconfigFor: (token: string, name: string) => Promise<string>,
     private readonly crds: CrdController,
+    private readonly clientCa: CertAndKey | null,
   ) {
     this.url = fields.url;
     this.caPem = fields.caPem;
@@ -161,10 +214,10 @@ class Handle implements TestApiServer {
     this.groupDomain = fields.groupDomain;
   }
 
-  get authorize(): Authorizer {
+  get authorize(): AsyncAuthorizer {
     return this.core.authorize;
   }
-  set authorize(fn: Authorizer) {
+  set authorize(fn: AsyncAuthorizer) {
     this.core.authorize = fn;
   }
   get requests(): RequestRecord[] {
@@ -207,6 +260,19 @@ class Handle implements TestApiServer {
     name = `user-${this.core.tokens.get(token)?.user ?? "unknown"}`,
   ): Promise<string> {
     return this.kubeconfigFor(token, name.replace(/[^a-zA-Z0-9-]/g, "-"));
+  }
+
+  async clientCertKubeconfig(user: string, groups: string[] = []): Promise<string> {
+    if (!this.clientCa) throw new Error("test apiserver: started without clientCertificates");
+    const client = await clientCert(this.clientCa, user, groups);
+    const name = `cert-${user}`.replace(/[^a-zA-Z0-9-]/g, "-");
+    const path = join(this.dir, `${name}.kubeconfig`);
+    await writeFile(
+      path,
+      clientCertKubeconfigYaml({ server: this.url, caPem: this.caPem, client, name }),
+      { mode: 0o600 },
+    );
+    return path;
   }
 
   setDown(down: boolean): void {

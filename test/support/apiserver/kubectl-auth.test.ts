@@ -5,11 +5,8 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
-import { coreOf, wireReviews } from "./auth-test-wiring.js";
-import { createAuthenticator } from "./authn.js";
 import { startApiServer, type TestApiServer } from "./index.js";
-import { RBAC_V1, rbacAuthorizer, storeSource } from "./rbac.js";
-import { bootstrapRbac } from "./rbac-bootstrap.js";
+import { RBAC_V1 } from "./rbac.js";
 
 function onPath(cmd: string): boolean {
   return (process.env["PATH"] ?? "").split(delimiter).some((dir) => {
@@ -53,16 +50,7 @@ const HAS_KUBECTL = onPath("kubectl");
     let carol: string;
 
     before(async () => {
-      server = await startApiServer();
-      const core = coreOf(server);
-      const rbac = rbacAuthorizer(storeSource(core.store, core.registry));
-      server.authorize = rbac;
-      wireReviews(server, {
-        authorizer: () => core.authorize,
-        authenticateToken: createAuthenticator({ tokens: core.tokens }).token,
-        ruleResolvers: [rbac.rulesFor],
-      });
-      for (const obj of bootstrapRbac()) server.put(obj);
+      server = await startApiServer({ authorization: "rbac" });
       server.put({
         apiVersion: RBAC_V1,
         kind: "ClusterRole",
@@ -82,12 +70,8 @@ const HAS_KUBECTL = onPath("kubectl");
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "key-viewer" },
         subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "carol" }],
       });
-      // system:authenticated is what kube's group adder appends (authn.ts); the static map says it until
-      // server.ts authenticates through createAuthenticator.
-      server.addToken("carol-token", {
-        user: "carol",
-        groups: ["viewers", "system:authenticated"],
-      });
+      // The authenticator adds system:authenticated, as kube's group adder does.
+      server.addToken("carol-token", { user: "carol", groups: ["viewers"] });
       carol = await server.writeKubeconfig("carol-token", "carol");
     });
     after(() => server.close());

@@ -3,11 +3,8 @@
 
 import assert from "node:assert/strict";
 import https from "node:https";
-import { wireReviews, coreOf } from "./auth-test-wiring.js";
-import { createAuthenticator } from "./authn.js";
 import { startApiServer, type TestApiServer } from "./index.js";
-import { RBAC_V1, rbacAuthorizer, storeSource } from "./rbac.js";
-import { bootstrapRbac } from "./rbac-bootstrap.js";
+import { RBAC_V1 } from "./rbac.js";
 
 type Body = Record<string, unknown>;
 
@@ -47,16 +44,7 @@ const AUTHZ = "/apis/authorization.k8s.io/v1";
 describe("apiserver review APIs", () => {
   let server: TestApiServer;
   before(async () => {
-    server = await startApiServer();
-    const core = coreOf(server);
-    const rbac = rbacAuthorizer(storeSource(core.store, core.registry));
-    server.authorize = rbac;
-    wireReviews(server, {
-      authorizer: () => core.authorize,
-      authenticateToken: createAuthenticator({ tokens: core.tokens }).token,
-      ruleResolvers: [rbac.rulesFor],
-    });
-    for (const obj of bootstrapRbac()) server.put(obj);
+    server = await startApiServer({ authorization: "rbac" });
     server.put({
       apiVersion: RBAC_V1,
       kind: "Role",

@@ -1,32 +1,34 @@
-// The test API server: HTTPS, bearer-token authentication, authorization through a hook, discovery,
-// SubjectAccessReview and generic object storage. Each request goes through one pipeline:
-// record -> (delay) -> (down?) -> authenticate -> route -> JSON answer, metav1.Status or a watch
-// stream.
+// The emulated kube-apiserver: HTTPS, kube's filter chain and REST storage. Each request goes
+// through one pipeline: record -> (delay) -> (down?) -> authenticate (client certificate, tokens,
+// token webhook) -> authorize (system:masters, then the authorizer: RBAC and/or a webhook) ->
+// route -> JSON answer, metav1.Status or a watch stream. Writes then run mutating admission,
+// schema validation, validating admission and storage (objects.ts).
 
 import https from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { KubeError, asKubeError } from "../../../webhook/src/api/status.js";
+import { AdmissionWebhookError, AdmissionWebhooks } from "./admission-webhooks.js";
+import { createAuthenticator, type RequestAuthenticator } from "./authn.js";
 import {
-  MASTERS,
-  bearerToken,
-  decide,
+  authorizeRequest,
   mastersOnly,
-  type Authorizer,
+  type AsyncAuthorizer,
+  type RequestAttributes,
   type UserIdentity,
 } from "./authorizer.js";
 import * as discovery from "./discovery.js";
-import { forbidden, pathNotFound, serviceUnavailable, unauthorized } from "./errors.js";
-import { admitAll, type AdmissionHook } from "./admission-types.js";
+import { pathNotFound, serviceUnavailable } from "./errors.js";
+import type { AdmissionHook } from "./admission-types.js";
 import { acceptAll, handleObjects, type ObjectValidator, type Reply } from "./objects.js";
 import { JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, mediaType } from "./patch.js";
 import { openApiV3Document, openApiV3Root } from "./openapi.js";
 import { parseRequestInfo, type RequestInfo } from "./request-info.js";
 import { ResourceRegistry, type ResourceType } from "./resources.js";
+import { reviewRoutes, type RuleResolver } from "./reviews.js";
 import { Router } from "./router.js";
 import { asTable, wantsTable } from "./table.js";
 import type { ObjectStore } from "./store.js";
-import { handleSubjectAccessReview } from "./subject-access-review.js";
 import { Watch, isWatch, parseWatchParams } from "./watch.js";
 
 export interface RequestRecord {
@@ -56,17 +58,23 @@ interface Context {
 const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
 export class ApiServerCore {
-  authorize: Authorizer = mastersOnly;
+  /** After the system:masters bypass: RBAC, a webhook, or a test's hook. */
+  authorize: AsyncAuthorizer = mastersOnly;
+  /** For SelfSubjectRulesReview, in authorizer order (e.g. RBAC's rulesFor). */
+  ruleResolvers: RuleResolver[] = [];
   readonly requests: RequestRecord[] = [];
+  /** Static bearer tokens (--token-auth-file); a live map. */
   readonly tokens = new Map<string, UserIdentity>();
+  /** The authenticator chain; listen() rebuilds it with the client CA. */
+  authenticator: RequestAuthenticator = createAuthenticator({ tokens: this.tokens });
   down = false;
   delayMs = 0;
   /** The request log keeps this many newest records (a benchmark must not grow it forever). */
   maxRecords = 10_000;
   /** How often a watch with allowWatchBookmarks gets a BOOKMARK event. */
   bookmarkIntervalMs = 1_000;
-  /** Mutating and validating admission (webhooks) of every write; admits all unless replaced. */
-  admission: AdmissionHook = admitAll;
+  /** Mutating and validating admission webhooks, as configured by the stored configurations. */
+  admission: AdmissionHook;
   /** Schema validation and pruning, between mutating and validating admission; identity unless replaced. */
   validateObject: ObjectValidator = acceptAll;
   private readonly watches = new Set<Watch>();
@@ -77,6 +85,7 @@ export class ApiServerCore {
     readonly registry: ResourceRegistry,
     readonly store: ObjectStore,
   ) {
+    this.admission = new AdmissionWebhooks(store, registry);
     this.router
       .add("GET", "/version", () => ok(discovery.SERVER_VERSION))
       .add("GET", "/api", () => ok(discovery.apiVersions(this.address())))
@@ -96,20 +105,55 @@ export class ApiServerCore {
       )
       .add("GET", "/openapi/v3/apis/:group/:version", (_c, p) =>
         found(openApiV3Document(this.registry, p["group"]!, p["version"]!)),
-      )
-      .add("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", (ctx) => {
-        this.authorizeRequest(ctx.identity, sarInfo());
-        return handleSubjectAccessReview(this.authorize, ctx.body);
-      });
+      );
+    this.addReviewRoutes();
   }
 
-  async listen(tls: { cert: string; key: string }): Promise<void> {
-    const server = https.createServer({ cert: tls.cert, key: tls.key }, (req, res) => {
+  /** Token, self-subject and access reviews; creating one needs `create` on its resource. */
+  private addReviewRoutes(): void {
+    const deps = {
+      authorizer: () => this.authorize,
+      authenticateToken: (token: string) => this.authenticator.token(token),
+      ruleResolvers: this.ruleResolvers,
+    };
+    for (const r of reviewRoutes(deps)) {
+      this.router.add(r.method, r.pattern, async (ctx, params) => {
+        const namespace = params["namespace"] ?? "";
+        await this.authorizeRequest(ctx.identity, { ...r.attributes, namespace });
+        return r.handle(ctx.identity, ctx.body, namespace);
+      });
+    }
+  }
+
+  /**
+   * Serves HTTPS on 127.0.0.1. With `clientCaPem`, client certificates signed by it authenticate
+   * (CN the user, O the groups); the server names that CA in its certificate request, as Go clients
+   * such as kubectl only send a certificate whose issuer is listed.
+   */
+  async listen(
+    tls: { cert: string; key: string },
+    opts: { clientCaPem?: string; tokenWebhookConfigFile?: string; port?: number } = {},
+  ): Promise<void> {
+    if (opts.clientCaPem || opts.tokenWebhookConfigFile) {
+      this.authenticator = createAuthenticator({
+        tokens: this.tokens,
+        ...(opts.clientCaPem ? { clientCaPem: opts.clientCaPem } : {}),
+        ...(opts.tokenWebhookConfigFile ? { webhookConfigFile: opts.tokenWebhookConfigFile } : {}),
+      });
+    }
+    const options: https.ServerOptions = {
+      cert: tls.cert,
+      key: tls.key,
+      requestCert: true,
+      rejectUnauthorized: false,
+      ...(opts.clientCaPem ? { ca: opts.clientCaPem } : {}),
+    };
+    const server = https.createServer(options, (req, res) => {
       void this.serve(req, res);
     });
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
-      server.listen(0, "127.0.0.1", () => resolve());
+      server.listen(opts.port ?? 0, "127.0.0.1", () => resolve());
     });
     this.server = server;
   }
@@ -143,7 +187,7 @@ export class ApiServerCore {
       if (body !== undefined) record.body = body;
       if (this.delayMs > 0) await sleep(this.delayMs);
       if (this.down) throw serviceUnavailable();
-      const identity = this.authenticate(req.headers.authorization);
+      const identity = await this.authenticator(req);
       record.user = identity.user;
       reply = await this.route({
         method,
@@ -154,8 +198,7 @@ export class ApiServerCore {
         contentType,
       });
     } catch (err) {
-      const kerr = asKubeError(err);
-      reply = { status: kerr.code, body: kerr.toStatus() };
+      reply = errorReply(err);
     }
     if (res.destroyed) {
       if (reply instanceof Watch) reply.end();
@@ -185,16 +228,14 @@ export class ApiServerCore {
     return open.length;
   }
 
-  private authenticate(header: string | undefined): UserIdentity {
-    const token = bearerToken(header);
-    const identity = token === null ? undefined : this.tokens.get(token);
-    if (!identity) throw unauthorized();
-    return identity;
-  }
-
   private async route(ctx: Context): Promise<Reply | Watch> {
     const route = this.router.match(ctx.method, ctx.path);
-    if (route) return route.handle(ctx, route.params);
+    if (route) {
+      // Discovery, OpenAPI and /version are non-resource URLs; kube authorizes them too
+      // (system:discovery and system:public-info-viewer grant them to everyone authenticated).
+      if (ctx.method === "GET") await this.authorizeRequest(ctx.identity, nonResource(ctx.path));
+      return route.handle(ctx, route.params);
+    }
     const parsed = parseRequestInfo(ctx.method, ctx.path);
     const type = parsed && this.registry.byResource(parsed.group, parsed.version, parsed.resource);
     if (!parsed || !type) throw pathNotFound();
@@ -202,7 +243,7 @@ export class ApiServerCore {
     // kube's RequestInfo: a GET with watch=true is the "watch" verb, also on a single object.
     const info = watching ? { ...parsed, verb: "watch" } : parsed;
     if (!inScope(type, info)) throw pathNotFound();
-    this.authorizeRequest(ctx.identity, info);
+    await this.authorizeRequest(ctx.identity, info);
     if (watching) return this.watch(type, info, ctx.query);
     return handleObjects({
       store: this.store,
@@ -226,31 +267,32 @@ export class ApiServerCore {
     return watch;
   }
 
-  /** kube: members of system:masters bypass authorization; everyone else asks the hook. */
-  private authorizeRequest(identity: UserIdentity, info: RequestInfo): void {
-    if (identity.groups.includes(MASTERS)) return;
-    const attrs = { user: identity.user, groups: identity.groups, ...info };
-    if (decide(this.authorize, attrs).allowed) return;
-    throw forbidden({ ...info, user: identity.user });
+  /** kube: members of system:masters bypass authorization; everyone else asks the authorizer. */
+  private authorizeRequest(identity: UserIdentity, request: RequestAttributes): Promise<void> {
+    return authorizeRequest(this.authorize, identity, request);
   }
+}
+
+function nonResource(path: string): RequestAttributes {
+  return { verb: "get", group: "", resource: "", subresource: "", name: "", namespace: "", path };
+}
+
+/**
+ * A failure as kube answers it: the metav1.Status (kube omits an empty reason), with the warnings
+ * admission webhooks gave before a denial as Warning headers.
+ */
+function errorReply(err: unknown): Reply {
+  const kerr = asKubeError(err);
+  const body = kerr.toStatus() as unknown as Record<string, unknown>;
+  if (body["reason"] === "") delete body["reason"];
+  const warnings = err instanceof AdmissionWebhookError ? err.warnings : [];
+  return { status: kerr.code, body, ...(warnings.length ? { warnings } : {}) };
 }
 
 /** Namespaced objects are only addressed inside a namespace (lists may span all of them). */
 function inScope(type: ResourceType, info: RequestInfo): boolean {
   if (!type.namespaced) return info.namespace === "";
   return info.namespace !== "" || ((info.verb === "list" || info.verb === "watch") && !info.name);
-}
-
-function sarInfo(): RequestInfo {
-  return {
-    group: "authorization.k8s.io",
-    version: "v1",
-    resource: "subjectaccessreviews",
-    namespace: "",
-    name: "",
-    subresource: "",
-    verb: "create",
-  };
 }
 
 const ok = (body: unknown): Reply => ({ status: 200, body });
