@@ -7,7 +7,7 @@ import { crdErrors, defaultCrd, validateCrd } from "./crds.js";
 import { startApiServer, type TestApiServer } from "./index.js";
 import { validateAndPrune } from "./schema.js";
 import type { KubeObject } from "./store.js";
-import { call } from "./test-call.js";
+import { call } from "./test-client.js";
 
 const CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 

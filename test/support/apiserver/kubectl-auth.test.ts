@@ -123,5 +123,20 @@ const HAS_KUBECTL = onPath("kubectl");
       assert.match(table.stdout, /Username\s+kubernetes-admin/);
       assert.match(table.stdout, /Groups\s+\[system:masters system:authenticated\]/);
     });
+
+    it("--as and --as-group impersonate: allowed for the admin, forbidden for carol", async () => {
+      const as = ["auth", "whoami", "-o", "json", "--as=dave", "--as-group=ops"];
+      const admin = await kubectl(server.kubeconfigPath, ...as);
+      assert.equal(admin.code, 0, admin.stderr);
+      const review = JSON.parse(admin.stdout) as { status: { userInfo: unknown } };
+      assert.deepEqual(review.status.userInfo, {
+        username: "dave",
+        groups: ["ops", "system:authenticated"],
+      });
+      // whoami hides the reason of a 403; a raw get (no discovery first) shows kube's text.
+      const denied = await kubectl(carol, "get", "--raw", "/api/v1/namespaces", "--as=dave");
+      assert.notEqual(denied.code, 0);
+      assert.match(denied.stderr, /users "dave" is forbidden: User "carol" cannot impersonate/);
+    });
   },
 );

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { compareVersions } from "./discovery.js";
 import { startApiServer, type TestApiServer } from "./index.js";
-import { call } from "./test-call.js";
+import { call } from "./test-client.js";
 
 describe("apiserver discovery and OpenAPI v3", () => {
   let server: TestApiServer;

@@ -7,6 +7,7 @@ import { loadKubeConfig } from "../../../webhook/src/kube/kubeconfig.js";
 import { KubeTransport } from "../../../webhook/src/kube/transport.js";
 import { startApiServer, type TestApiServer } from "./index.js";
 import { RBAC_V1 } from "./rbac.js";
+import { call } from "./test-client.js";
 
 async function transportFor(kubeconfig: string): Promise<KubeTransport> {
   const kc = await loadKubeConfig({ kubeconfig, env: {} });
@@ -82,5 +83,91 @@ describe("apiserver request pipeline", () => {
       (await admin.request("GET", "/api/v1/namespaces/kube-system/secrets")).status,
       200,
     );
+  });
+
+  describe("impersonation (kubectl --as)", () => {
+    const whoami = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
+    const review = { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" };
+
+    it("lets system:masters act as another user and groups", async () => {
+      const res = await call(server, "POST", whoami, {
+        body: review,
+        headers: { "Impersonate-User": "alice", "Impersonate-Group": ["devs", "qa"] },
+      });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      const userInfo = (res.body["status"] as { userInfo: unknown }).userInfo;
+      assert.deepEqual(userInfo, {
+        username: "alice",
+        groups: ["devs", "qa", "system:authenticated"],
+      });
+      assert.equal(server.requests.at(-1)?.user, "alice");
+    });
+
+    it("gives a service account its groups, and refuses groups without a user", async () => {
+      const sa = "system:serviceaccount:ci:deployer";
+      const res = await call(server, "POST", whoami, {
+        body: review,
+        headers: { "Impersonate-User": sa },
+      });
+      const userInfo = (res.body["status"] as { userInfo: { groups: string[] } }).userInfo;
+      assert.deepEqual(userInfo.groups, [
+        "system:serviceaccounts",
+        "system:serviceaccounts:ci",
+        "system:authenticated",
+      ]);
+      const bad = await call(server, "POST", whoami, {
+        body: review,
+        headers: { "Impersonate-Group": "devs" },
+      });
+      assert.equal(bad.status, 400);
+    });
+
+    it("needs the impersonate verb: 403 in kube's words, then allowed by RBAC", async () => {
+      server.addToken("frank-token", { user: "frank", groups: [] });
+      const asFrank = { token: "frank-token", body: review };
+      const denied = await call(server, "POST", whoami, {
+        ...asFrank,
+        headers: { "Impersonate-User": "alice" },
+      });
+      assert.equal(denied.status, 403);
+      assert.match(
+        String(denied.body["message"]),
+        /^users "alice" is forbidden: User "frank" cannot impersonate resource "users" in API group "" at the cluster scope/,
+      );
+      server.put({
+        apiVersion: RBAC_V1,
+        kind: "ClusterRole",
+        metadata: { name: "impersonate-alice" },
+        rules: [
+          {
+            apiGroups: [""],
+            resources: ["users"],
+            verbs: ["impersonate"],
+            resourceNames: ["alice"],
+          },
+        ],
+      });
+      server.put({
+        apiVersion: RBAC_V1,
+        kind: "ClusterRoleBinding",
+        metadata: { name: "frank-impersonates" },
+        roleRef: {
+          apiGroup: "rbac.authorization.k8s.io",
+          kind: "ClusterRole",
+          name: "impersonate-alice",
+        },
+        subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "frank" }],
+      });
+      const allowed = await call(server, "POST", whoami, {
+        ...asFrank,
+        headers: { "Impersonate-User": "alice" },
+      });
+      assert.equal(allowed.status, 201);
+      const groups = await call(server, "POST", whoami, {
+        ...asFrank,
+        headers: { "Impersonate-User": "alice", "Impersonate-Group": "admins" },
+      });
+      assert.equal(groups.status, 403, "groups need their own impersonate permission");
+    });
   });
 });

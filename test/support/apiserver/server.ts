@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import { KubeError, asKubeError } from "../../../webhook/src/api/status.js";
 import { AdmissionWebhookError, AdmissionWebhooks } from "./admission-webhooks.js";
 import { createAuthenticator, type RequestAuthenticator } from "./authn.js";
+import { impersonationOf } from "./impersonation.js";
 import {
   authorizeRequest,
   mastersOnly,
@@ -187,7 +188,7 @@ export class ApiServerCore {
       if (body !== undefined) record.body = body;
       if (this.delayMs > 0) await sleep(this.delayMs);
       if (this.down) throw serviceUnavailable();
-      const identity = await this.authenticator(req);
+      const identity = await this.identify(req);
       record.user = identity.user;
       reply = await this.route({
         method,
@@ -226,6 +227,15 @@ export class ApiServerCore {
     const open = [...this.watches];
     for (const w of open) w.end();
     return open.length;
+  }
+
+  /** Authentication, then impersonation (allowed per header by the `impersonate` verb). */
+  private async identify(req: IncomingMessage): Promise<UserIdentity> {
+    const requester = await this.authenticator(req);
+    const impersonation = impersonationOf(req);
+    if (!impersonation) return requester;
+    for (const check of impersonation.checks) await this.authorizeRequest(requester, check);
+    return impersonation.identity;
   }
 
   private async route(ctx: Context): Promise<Reply | Watch> {

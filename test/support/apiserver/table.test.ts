@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { startApiServer, type TestApiServer } from "./index.js";
 import { humanDuration, simpleJsonPath, wantsTable } from "./table.js";
-import { call } from "./test-call.js";
+import { call } from "./test-client.js";
 
 const TABLE =
   "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";

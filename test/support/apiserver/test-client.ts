@@ -16,7 +16,10 @@ export interface CallOptions {
   /** Sent as is instead of JSON-encoding `body`. */
   raw?: string;
   contentType?: string;
+  accept?: string;
   token?: string | null;
+  /** More request headers, e.g. Impersonate-User. */
+  headers?: Record<string, string | string[]>;
 }
 
 export function call(
@@ -26,9 +29,11 @@ export function call(
   opts: CallOptions = {},
 ): Promise<Answer> {
   const token = opts.token === undefined ? server.token : opts.token;
-  const headers: Record<string, string> = {
+  const headers: Record<string, string | string[]> = {
     "Content-Type": opts.contentType ?? "application/json",
+    ...opts.headers,
   };
+  if (opts.accept) headers["Accept"] = opts.accept;
   if (token !== null) headers["Authorization"] = `Bearer ${token}`;
   const payload = opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
   // Real clients send a length; Node would otherwise send a DELETE body chunked.
