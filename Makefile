@@ -3,7 +3,7 @@ SHELL := /bin/bash
 NODE_BIN := node_modules/.bin
 STAMP := node_modules/.install-stamp
 
-.PHONY: install build test lint run bench clean
+.PHONY: install build test lint run bench apiserver e2e clean
 
 install: $(STAMP)
 
@@ -31,6 +31,17 @@ run: build
 bench: build
 	node dist/test/bench/admission.js
 	node dist/test/bench/patches.js
+
+# The API server emulator with vgate installed from manifests/, until Ctrl-C; kubectl works against
+# .apiserver/kubeconfig.
+PORT ?= 6443
+apiserver: build
+	node dist/test/support/playground.js --port=$(PORT)
+
+# The contract suite against a real cluster (kind, k3d, minikube) with vgate installed.
+e2e: build
+	@if [ -z "$$KUBECONFIG" ]; then echo "make e2e needs KUBECONFIG pointing at a cluster with vgate installed (see README)"; exit 2; fi
+	VGATE_E2E=1 $(NODE_BIN)/mocha --no-config --timeout 120000 'dist/test/contract/**/*.test.js'
 
 clean:
 	rm -rf dist

@@ -1,0 +1,102 @@
+// `make apiserver` as a user runs it: the playground process, kubectl (or vgate's own client)
+// through the kubeconfig it writes, and Ctrl-C stopping the emulator and vgate.
+
+import assert from "node:assert/strict";
+import { execFile, spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { accessSync, constants, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
+import { loadKubeConfig } from "../../webhook/src/kube/kubeconfig.js";
+import { KubeTransport } from "../../webhook/src/kube/transport.js";
+import { repoRoot } from "./fixtures.js";
+import { httpsRequest } from "./https-client.js";
+
+const HAS_KUBECTL = (process.env["PATH"] ?? "").split(delimiter).some((d) => {
+  try {
+    accessSync(join(d, "kubectl"), constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+});
+
+function run(cmd: string, args: string[]): Promise<{ failed: boolean; out: string }> {
+  return new Promise((resolve) => {
+    execFile(cmd, args, (err, stdout, stderr) => resolve({ failed: !!err, out: stdout + stderr }));
+  });
+}
+
+describe("make apiserver (the playground)", function () {
+  this.timeout(60_000);
+  const dir = mkdtempSync(join(tmpdir(), "vgate-playground-"));
+  const kubeconfig = join(dir, "kubeconfig");
+  let child: ChildProcessWithoutNullStreams;
+  let exited: Promise<number | null>;
+  let output = "";
+
+  before(async () => {
+    child = spawn(
+      process.execPath,
+      [join(repoRoot, "dist/test/support/playground.js"), "--port=0", `--dir=${dir}`],
+      { cwd: repoRoot },
+    );
+    child.stdout.on("data", (c: Buffer) => (output += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (output += c.toString()));
+    exited = new Promise((resolve) => child.once("exit", resolve));
+    while (!output.includes("Ctrl-C stops both.")) {
+      if (child.exitCode !== null) assert.fail(`playground exited early:\n${output}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  });
+  after(() => {
+    if (child.exitCode === null) child.kill("SIGKILL");
+  });
+
+  it("prints how to point kubectl at the kubeconfig it wrote", () => {
+    assert.ok(output.includes(`export KUBECONFIG=${kubeconfig}`), output);
+    assert.match(output, /kubectl get ownedaccesskeys/);
+  });
+
+  it("admits OwnedAccessKeys through vgate: a created key gets its generated spec.key", async () => {
+    const kc = await loadKubeConfig({ kubeconfig, env: {} });
+    const transport = new KubeTransport(kc!, { timeoutMs: 5000 });
+    try {
+      const created = await transport.request(
+        "POST",
+        "/apis/management.loft.sh/v1/ownedaccesskeys",
+        {
+          apiVersion: "management.loft.sh/v1",
+          kind: "OwnedAccessKey",
+          metadata: { name: "from-playground" },
+          spec: { displayName: "pg", user: "admin", type: "User" },
+        },
+      );
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      assert.match((created.body as { spec: { key?: string } }).spec.key ?? "", /^[\w-]{43}$/);
+    } finally {
+      transport.close();
+    }
+  });
+
+  (HAS_KUBECTL ? it : it.skip)(
+    `kubectl get oak prints the CRD's columns${HAS_KUBECTL ? "" : " (skipped: kubectl is not on PATH)"}`,
+    async () => {
+      const res = await run("kubectl", ["--kubeconfig", kubeconfig, "get", "oak"]);
+      assert.equal(res.failed, false, res.out);
+      assert.match(res.out, /^NAME\s+DISPLAY NAME\s+USER\s+TYPE/m);
+      assert.match(res.out, /from-playground\s+pg\s+admin\s+User/);
+    },
+  );
+
+  it("stops the emulator and vgate on Ctrl-C", async () => {
+    const vgateUrl = /vgate\s+(https:\/\/\S+)/.exec(output)?.[1];
+    assert.ok(vgateUrl, output);
+    child.kill("SIGINT");
+    assert.equal(await exited, 0, output);
+    const after = await httpsRequest(`${vgateUrl}/healthz`).then(
+      () => "still up",
+      () => "down",
+    );
+    assert.equal(after, "down");
+  });
+});
