@@ -4,7 +4,7 @@
 // same revision (a consistent snapshot); once it has left the history the list answers 410 Expired
 // with a fresh token (rv -1) that continues at the newest revision.
 
-import { KubeError, newBadRequest, type StatusReason } from "../../../webhook/src/api/status.js";
+import { KubeError, newBadRequest } from "../../../webhook/src/api/status.js";
 import type { ResourceType } from "./resources.js";
 import type { KubeObject, ObjectStore } from "./store.js";
 
@@ -38,7 +38,7 @@ const CONTINUE_EXPIRED =
 /** 410 Expired whose Status carries `metadata.continue`, as kube's handleCompactedErrorForPaging. */
 export class ContinueExpiredError extends KubeError {
   constructor(readonly continueToken: string) {
-    super(410, "Expired" as StatusReason, CONTINUE_EXPIRED);
+    super(410, "Expired", CONTINUE_EXPIRED);
   }
 
   override toStatus(): ReturnType<KubeError["toStatus"]> {

@@ -18,7 +18,9 @@ export type StatusReason =
   | "Timeout"
   | "InternalError"
   | "ServiceUnavailable"
-  | "TooManyRequests";
+  | "TooManyRequests"
+  | "Expired"
+  | "Gone";
 
 export interface StatusDetails {
   name?: string;
