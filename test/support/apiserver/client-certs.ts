@@ -2,7 +2,6 @@
 // the user, each O a group, as kube reads them), and kubeconfigs that carry them inline the way
 // `kubectl config set-credentials --embed-certs` writes them.
 
-import { writeFile } from "node:fs/promises";
 import { generate } from "selfsigned";
 
 export interface CertAndKey {
@@ -59,49 +58,6 @@ export async function clientCert(
     ],
   });
   return { cert: pems.cert, key: pems.private };
-}
-
-export interface ClientCertKubeconfig {
-  server: string;
-  /** The serving CA the client trusts. */
-  caPem: string;
-  client: CertAndKey;
-  /** Used for the cluster, context and user names. */
-  name: string;
-}
-
-export function clientCertKubeconfigYaml(f: ClientCertKubeconfig): string {
-  const b64 = (s: string): string => Buffer.from(s).toString("base64");
-  return [
-    "apiVersion: v1",
-    "kind: Config",
-    "clusters:",
-    `- name: ${f.name}`,
-    "  cluster:",
-    `    server: ${f.server}`,
-    `    certificate-authority-data: ${b64(f.caPem)}`,
-    "contexts:",
-    `- name: ${f.name}`,
-    "  context:",
-    `    cluster: ${f.name}`,
-    `    user: ${f.name}`,
-    `current-context: ${f.name}`,
-    "preferences: {}",
-    "users:",
-    `- name: ${f.name}`,
-    "  user:",
-    `    client-certificate-data: ${b64(f.client.cert)}`,
-    `    client-key-data: ${b64(f.client.key)}`,
-    "",
-  ].join("\n");
-}
-
-export async function writeClientCertKubeconfig(
-  path: string,
-  f: ClientCertKubeconfig,
-): Promise<string> {
-  await writeFile(path, clientCertKubeconfigYaml(f), { mode: 0o600 });
-  return path;
 }
 
 /** RFC 4514 escaping for the distinguished-name string selfsigned builds. */

@@ -8,10 +8,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_GROUP_DOMAIN } from "../../../webhook/src/api/ownedaccesskey.js";
-import { writeFile } from "node:fs/promises";
 import { MASTERS, union, type AsyncAuthorizer, type UserIdentity } from "./authorizer.js";
 import { webhookAuthorizerFromFile, webhookRuleResolver } from "./authz-webhook.js";
-import { clientCa, clientCert, clientCertKubeconfigYaml, type CertAndKey } from "./client-certs.js";
+import { clientCa, clientCert, type CertAndKey } from "./client-certs.js";
 import { rbacAuthorizer, storeSource } from "./rbac.js";
 import { bootstrapRbac } from "./rbac-bootstrap.js";
 import { writeKubeconfig } from "./kubeconfig-file.js";
@@ -266,13 +265,12 @@ class Handle implements TestApiServer {
     if (!this.clientCa) throw new Error("test apiserver: started without clientCertificates");
     const client = await clientCert(this.clientCa, user, groups);
     const name = `cert-${user}`.replace(/[^a-zA-Z0-9-]/g, "-");
-    const path = join(this.dir, `${name}.kubeconfig`);
-    await writeFile(
-      path,
-      clientCertKubeconfigYaml({ server: this.url, caPem: this.caPem, client, name }),
-      { mode: 0o600 },
-    );
-    return path;
+    return writeKubeconfig(join(this.dir, `${name}.kubeconfig`), {
+      server: this.url,
+      caPem: this.caPem,
+      client,
+      name,
+    });
   }
 
   setDown(down: boolean): void {

@@ -1,18 +1,32 @@
 // A real kubeconfig file, as `kind` or `kubectl config` would write it: the server, its CA inline,
-// and a bearer-token user.
+// and a bearer-token or client-certificate user.
 
 import { writeFile } from "node:fs/promises";
 
 export interface KubeconfigFields {
   server: string;
   caPem: string;
-  token: string;
   /** Used for the cluster, context and user names. */
   name: string;
+  /** A bearer token, or else a client certificate and key (PEM). */
+  token?: string;
+  client?: { cert: string; key: string };
+}
+
+const b64 = (s: string): string => Buffer.from(s).toString("base64");
+
+function userLines(f: KubeconfigFields): string[] {
+  if (f.client) {
+    return [
+      `    client-certificate-data: ${b64(f.client.cert)}`,
+      `    client-key-data: ${b64(f.client.key)}`,
+    ];
+  }
+  return [`    token: ${f.token ?? ""}`];
 }
 
 export function kubeconfigYaml(f: KubeconfigFields): string {
-  const ca = Buffer.from(f.caPem).toString("base64");
+  const ca = b64(f.caPem);
   return [
     "apiVersion: v1",
     "kind: Config",
@@ -31,7 +45,7 @@ export function kubeconfigYaml(f: KubeconfigFields): string {
     "users:",
     `- name: ${f.name}`,
     "  user:",
-    `    token: ${f.token}`,
+    ...userLines(f),
     "",
   ].join("\n");
 }
