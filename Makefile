@@ -41,7 +41,7 @@ apiserver: build
 # The contract suite against a real cluster (kind, k3d, minikube) with vgate installed.
 e2e: build
 	@if [ -z "$$KUBECONFIG" ]; then echo "make e2e needs KUBECONFIG pointing at a cluster with vgate installed (see README)"; exit 2; fi
-	VGATE_E2E=1 $(NODE_BIN)/mocha --no-config --timeout 120000 'dist/test/contract/**/*.test.js'
+	VGATE_E2E=1 $(NODE_BIN)/mocha --no-config --timeout 60000 'dist/test/contract/**/*.test.js'
 
 clean:
 	rm -rf dist

@@ -2,29 +2,15 @@
 // through the kubeconfig it writes, and Ctrl-C stopping the emulator and vgate.
 
 import assert from "node:assert/strict";
-import { execFile, spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { accessSync, constants, mkdtempSync } from "node:fs";
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
 import { loadKubeConfig } from "../../webhook/src/kube/kubeconfig.js";
 import { KubeTransport } from "../../webhook/src/kube/transport.js";
 import { repoRoot } from "./fixtures.js";
 import { httpsRequest } from "./https-client.js";
-
-const HAS_KUBECTL = (process.env["PATH"] ?? "").split(delimiter).some((d) => {
-  try {
-    accessSync(join(d, "kubectl"), constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-});
-
-function run(cmd: string, args: string[]): Promise<{ failed: boolean; out: string }> {
-  return new Promise((resolve) => {
-    execFile(cmd, args, (err, stdout, stderr) => resolve({ failed: !!err, out: stdout + stderr }));
-  });
-}
+import { HAVE_KUBECTL, KUBECTL_SKIP_REASON, kubectlFor } from "./kubectl.js";
 
 describe("make apiserver (the playground)", function () {
   this.timeout(60_000);
@@ -78,13 +64,13 @@ describe("make apiserver (the playground)", function () {
     }
   });
 
-  (HAS_KUBECTL ? it : it.skip)(
-    `kubectl get oak prints the CRD's columns${HAS_KUBECTL ? "" : " (skipped: kubectl is not on PATH)"}`,
+  (HAVE_KUBECTL ? it : it.skip)(
+    `kubectl get oak prints the CRD's columns${KUBECTL_SKIP_REASON}`,
     async () => {
-      const res = await run("kubectl", ["--kubeconfig", kubeconfig, "get", "oak"]);
-      assert.equal(res.failed, false, res.out);
-      assert.match(res.out, /^NAME\s+DISPLAY NAME\s+USER\s+TYPE/m);
-      assert.match(res.out, /from-playground\s+pg\s+admin\s+User/);
+      const res = await kubectlFor(kubeconfig, join(dir, "cache"))(["get", "oak"]);
+      assert.equal(res.code, 0, res.stderr);
+      assert.match(res.stdout, /^NAME\s+DISPLAY NAME\s+USER\s+TYPE/m);
+      assert.match(res.stdout, /from-playground\s+pg\s+admin\s+User/);
     },
   );
 

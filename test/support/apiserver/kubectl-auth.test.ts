@@ -2,48 +2,19 @@
 // (SelfSubjectRulesReview) and whoami (SelfSubjectReview), for an admin and a restricted user.
 
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import { accessSync, constants } from "node:fs";
-import { delimiter, join } from "node:path";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { HAVE_KUBECTL, KUBECTL_SKIP_REASON, kubectlFor } from "../kubectl.js";
 import { startApiServer, type TestApiServer } from "./index.js";
 import { RBAC_V1 } from "./rbac.js";
 
-function onPath(cmd: string): boolean {
-  return (process.env["PATH"] ?? "").split(delimiter).some((dir) => {
-    try {
-      accessSync(join(dir, cmd), constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
-}
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function kubectl(kubeconfig: string, ...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      "kubectl",
-      ["--kubeconfig", kubeconfig, ...args],
-      { timeout: 20_000, env: { ...process.env, KUBECACHEDIR: "/tmp/vgate-kubectl-auth-cache" } },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
+const cacheDir = join(mkdtempSync(join(tmpdir(), "vgate-kubectl-auth-")), "cache");
+const kubectl = (kubeconfig: string, ...args: string[]) => kubectlFor(kubeconfig, cacheDir)(args);
 
 const KEYS = "ownedaccesskeys.management.loft.sh";
-const HAS_KUBECTL = onPath("kubectl");
-
-(HAS_KUBECTL ? describe : describe.skip)(
-  `kubectl auth against the emulator${HAS_KUBECTL ? "" : " (skipped: kubectl is not on PATH)"}`,
+(HAVE_KUBECTL ? describe : describe.skip)(
+  `kubectl auth against the emulator${KUBECTL_SKIP_REASON}`,
   function () {
     this.timeout(60_000);
     let server: TestApiServer;

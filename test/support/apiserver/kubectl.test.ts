@@ -2,32 +2,14 @@
 // what it prints against a real cluster.
 
 import assert from "node:assert/strict";
-import { execFile, execFileSync } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { HAVE_KUBECTL, KUBECTL_SKIP_REASON, kubectlFor, type KubectlRun } from "../kubectl.js";
 import { startApiServer, type TestApiServer } from "./index.js";
 
-function kubectlOnPath(): boolean {
-  try {
-    execFileSync("kubectl", ["version", "--client"], { stdio: "ignore", timeout: 10_000 });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const HAVE_KUBECTL = kubectlOnPath();
 const suite = HAVE_KUBECTL ? describe : describe.skip;
-const title = HAVE_KUBECTL
-  ? "kubectl against the emulator"
-  : "kubectl against the emulator (skipped: kubectl is not on PATH)";
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+const title = `kubectl against the emulator${KUBECTL_SKIP_REASON}`;
 
 const CRD_YAML = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -86,20 +68,8 @@ suite(title, function () {
     await rm(dir, { recursive: true, force: true });
   });
 
-  function kubectl(...args: string[]): Promise<Run> {
-    const full = [
-      "--kubeconfig",
-      server.kubeconfigPath,
-      "--cache-dir",
-      join(dir, "cache"),
-      ...args,
-    ];
-    return new Promise((resolve) => {
-      execFile("kubectl", full, { timeout: 30_000 }, (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      });
-    });
+  function kubectl(...args: string[]): Promise<KubectlRun> {
+    return kubectlFor(server.kubeconfigPath, join(dir, "cache"))(args);
   }
 
   async function file(name: string, text: string): Promise<string> {
