@@ -12,6 +12,8 @@ import { asKubeError } from "../../../webhook/src/api/status.js";
 import { bearerTokenOf, createAuthenticator, type AuthenticatorOptions } from "./authn.js";
 import type { UserIdentity } from "./authorizer.js";
 import { clientCa, clientCert, type CertAndKey } from "./client-certs.js";
+import { startApiServer } from "./index.js";
+import { call } from "./test-client.js";
 import { servingCert } from "./tls.js";
 
 const UNAUTHORIZED = {
@@ -288,6 +290,32 @@ describe("apiserver authentication", () => {
       );
       return path;
     }
+
+    it("authenticates the server's requests through the webhook (startApiServer option)", async () => {
+      const server = await startApiServer({
+        tokenWebhookConfigFile: await configFile("server"),
+        authorization: "rbac",
+      });
+      try {
+        const review = { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" };
+        const path = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
+        const good = await call(server, "POST", path, { body: review, token: "good" });
+        assert.equal(good.status, 201, JSON.stringify(good.body));
+        const info = (good.body["status"] as { userInfo: { username: string; groups: string[] } })
+          .userInfo;
+        assert.equal(info.username, "dave@example.com");
+        assert.deepEqual(info.groups, ["developers", "system:authenticated"]);
+        assert.equal(calls.at(-1)?.auth, "Bearer apiserver-secret");
+        const bad = await call(server, "POST", path, { body: review, token: "expired" });
+        assert.equal(bad.status, 401);
+        // The static admin token still works, and never reaches the webhook.
+        const before = calls.length;
+        assert.equal((await call(server, "GET", "/version")).status, 200);
+        assert.equal(calls.length, before);
+      } finally {
+        await server.close();
+      }
+    });
 
     it("POSTs a TokenReview and takes username, uid, groups and extra from its status", async () => {
       const authn = createAuthenticator({ webhookConfigFile: await configFile("a") });
