@@ -118,5 +118,19 @@ export function checkFields(
   path: string,
   checks: Readonly<Record<string, FieldCheck>>,
 ): FieldError[] {
-  return Object.entries(checks).flatMap(([key, check]) => check(own(obj, key), `${path}.${key}`));
+  const errors: FieldError[] = [];
+  for (const [key, check] of entriesOf(checks)) {
+    const found = check(own(obj, key), `${path}.${key}`);
+    for (const e of found) errors.push(e);
+  }
+  return errors;
+}
+
+// The check tables are constants; their entries are listed once, not on every request.
+const tableEntries = new WeakMap<object, [string, FieldCheck][]>();
+
+function entriesOf(checks: Readonly<Record<string, FieldCheck>>): [string, FieldCheck][] {
+  let entries = tableEntries.get(checks);
+  if (!entries) tableEntries.set(checks, (entries = Object.entries(checks)));
+  return entries;
 }

@@ -12,6 +12,7 @@ import {
   isObject,
   own,
   wrongType,
+  type FieldCheck,
   type JsonObject,
 } from "./json-fields.js";
 
@@ -85,13 +86,15 @@ function entryErrors(entry: JsonObject, path: string): FieldError[] {
     ...managerErrors(own(entry, "manager"), `${path}.manager`),
     ...subresourceErrors(own(entry, "subresource"), `${path}.subresource`),
     // The rest of ManagedFieldsEntry only needs the right JSON type.
-    ...checkFields(entry, path, {
-      apiVersion: (v, p) => checkString(v, p),
-      time: (v, p) => checkString(v, p),
-      fieldsV1: (v, p) => checkObject(v, p, () => []),
-    }),
+    ...checkFields(entry, path, OTHER_ENTRY_FIELDS),
   ];
 }
+
+const OTHER_ENTRY_FIELDS: Readonly<Record<string, FieldCheck>> = {
+  apiVersion: (v, p) => checkString(v, p),
+  time: (v, p) => checkString(v, p),
+  fieldsV1: (v, p) => checkObject(v, p, () => []),
+};
 
 /** ValidateManagedFields over the whole list. */
 export function validateManagedFields(entries: unknown): FieldError[] {

@@ -94,6 +94,11 @@ export function createApp(opts: AppOptions): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
+  // Admission routes first: the router tries layers in order, and these take nearly all requests.
+  for (const [path, admit] of Object.entries(opts.routes)) {
+    app.post(path, requireJson, rawBody, admissionHandler(path, admit, opts));
+    app.all(path, notAllowed);
+  }
   app.get("/healthz", (_req, res) => {
     res.type("text/plain").send("ok");
   });
@@ -107,10 +112,6 @@ export function createApp(opts: AppOptions): express.Express {
   app.get("/metrics", async (_req, res) => {
     res.type(opts.metrics.registry.contentType).send(await opts.metrics.registry.metrics());
   });
-  for (const [path, admit] of Object.entries(opts.routes)) {
-    app.post(path, requireJson, rawBody, admissionHandler(path, admit, opts));
-    app.all(path, notAllowed);
-  }
   app.use((req: Request, res: Response) => {
     sendStatus(res, new KubeError(404, "NotFound", `no route for ${req.method} ${req.path}`));
   });

@@ -80,12 +80,20 @@ export function assertValueDepth(value: unknown, max = MAX_JSON_DEPTH): void {
     const v = values.pop()!;
     const depth = depths.pop()!;
     if (depth > max) throw newBadRequest(`request body is nested deeper than ${max} levels`);
-    for (const child of Array.isArray(v) ? v : Object.values(v)) {
-      if (typeof child === "object" && child !== null) {
-        values.push(child as object);
-        depths.push(depth + 1);
-      }
+    if (Array.isArray(v)) {
+      for (const child of v) pushContainer(child, depth + 1, values, depths);
+    } else {
+      // for...in over a JSON.parse result visits exactly its own keys, without an array per object.
+      for (const key in v)
+        pushContainer((v as Record<string, unknown>)[key], depth + 1, values, depths);
     }
+  }
+}
+
+function pushContainer(child: unknown, depth: number, values: object[], depths: number[]): void {
+  if (typeof child === "object" && child !== null) {
+    values.push(child);
+    depths.push(depth);
   }
 }
 

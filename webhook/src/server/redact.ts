@@ -29,7 +29,8 @@ function hasSecrets(value: unknown, depth: number): boolean {
   if (typeof value !== "object" || value === null) return false;
   if (depth >= MAX_DEPTH) return true;
   if (Array.isArray(value)) return value.some((v) => hasSecrets(v, depth + 1));
-  for (const k of Object.keys(value)) {
+  for (const k in value) {
+    if (!Object.hasOwn(value, k)) continue;
     const v = (value as Record<string, unknown>)[k];
     if (isSecretName(k) && v !== undefined && v !== null && v !== "") return true;
     if (hasSecrets(v, depth + 1)) return true;
