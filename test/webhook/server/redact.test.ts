@@ -64,6 +64,21 @@ describe("logger", () => {
     assert.equal(all.split(REDACTED).length - 1, 4);
   });
 
+  it("writes each key once: the request line's `name` is the object's, not the logger's", () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
+    createLogger("info", sink).info({ name: "ci-key", user: "alice" }, "admission");
+    const line = lines[0]!;
+    const keys = [...line.matchAll(/"([^"]+)":/g)].map((m) => m[1]);
+    assert.deepEqual(keys, [...new Set(keys)], line);
+    assert.equal((JSON.parse(line) as { name: string }).name, "ci-key");
+  });
+
   it("stamps each line with the RFC 3339 UTC time, as pino's isoTime does", () => {
     const lines: string[] = [];
     const sink = new Writable({

@@ -22,7 +22,9 @@ export function createLogger(
 ): Logger {
   const options = {
     level,
-    base: { name: "vgate" },
+    // No base fields: each request line has its own `name` (the object's), and pid and hostname
+    // are the container runtime's to add.
+    base: undefined,
     timestamp: isoTimestamp,
     formatters: {
       level: (label: string) => ({ level: label }),
