@@ -143,6 +143,12 @@ describe("vgate serve over HTTPS", function () {
       assert.equal(r.status, undefined);
     });
 
+    it("answers AdmissionReviews as JSON in UTF-8 with an exact Content-Length", async () => {
+      const res = await post("/validate/ownedaccesskeys", review({ name: "ünïcode-dïsplay" }));
+      assert.equal(res.headers["content-type"], "application/json; charset=utf-8");
+      assert.equal(Number(res.headers["content-length"]), Buffer.byteLength(res.text));
+    });
+
     it("denies two controller ownerReferences with 422 Invalid and kube's message", async () => {
       const obj = accessKey(
         "two",
