@@ -13,6 +13,8 @@ import { webhookAuthorizerFromFile, webhookRuleResolver } from "./authz-webhook.
 import { clientCa, clientCert } from "./client-certs.js";
 import { handleSelfSubjectAccessReview } from "./subject-access-review.js";
 import { selfSubjectRulesReview } from "./reviews.js";
+import { startApiServer } from "./index.js";
+import { call } from "./test-client.js";
 import { servingCert } from "./tls.js";
 
 type Body = Record<string, unknown>;
@@ -94,6 +96,36 @@ describe("apiserver authorization webhook", () => {
   });
 
   const verdict = (status: Body) => () => ({ status: 200, body: { status } });
+
+  it("decides the server's requests ahead of RBAC (startApiServer option)", async () => {
+    const server = await startApiServer({
+      authorization: "rbac",
+      authorizationWebhookConfigFile: configPath,
+    });
+    try {
+      server.addToken("gina-token", { user: "gina", groups: [] });
+      // Each check asks about another resource: the webhook's answers are cached, as in kube.
+      const list = (resource: string) => `/api/v1/namespaces/default/${resource}`;
+      answer = verdict({ allowed: false, denied: true, reason: "gina is on leave" });
+      const denied = await call(server, "GET", list("configmaps"), { token: "gina-token" });
+      assert.equal(denied.status, 403);
+      assert.match(String(denied.body["message"]), /: gina is on leave$/);
+      answer = verdict({ allowed: true, reason: "ok" });
+      assert.equal(
+        (await call(server, "GET", list("secrets"), { token: "gina-token" })).status,
+        200,
+      );
+      // No opinion: RBAC decides, and gina has no binding.
+      answer = verdict({ allowed: false });
+      assert.equal(
+        (await call(server, "GET", list("services"), { token: "gina-token" })).status,
+        403,
+      );
+      assert.ok(seen.some((r) => (r.body["spec"] as Body)["user"] === "gina"));
+    } finally {
+      await server.close();
+    }
+  });
 
   it("POSTs a v1 SubjectAccessReview with the user and the resource attributes", async () => {
     answer = verdict({ allowed: true, reason: "the webhook likes alice" });
