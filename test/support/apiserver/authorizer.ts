@@ -13,21 +13,12 @@ export interface UserIdentity {
   extra?: Record<string, string[]>;
 }
 
-/** authorizer.Attributes, as a SubjectAccessReview or a request carries them. */
-export interface AuthorizationAttributes {
+/** authorizer.Attributes, as a SubjectAccessReview or a request carries them: who, and what. */
+export interface AuthorizationAttributes extends RequestAttributes {
   user: string;
   groups: string[];
   uid?: string;
   extra?: Record<string, string[]>;
-  verb: string;
-  group: string;
-  version?: string;
-  resource: string;
-  subresource: string;
-  name: string;
-  namespace: string;
-  /** Set for non-resource requests (`/healthz`); resource fields are then empty. */
-  path?: string;
 }
 
 export interface AuthorizerDecision {
@@ -123,6 +114,7 @@ export interface RequestAttributes {
   subresource: string;
   name: string;
   namespace: string;
+  /** Set for non-resource requests (`/healthz`); resource fields are then empty. */
   path?: string;
 }
 

@@ -1,61 +1,12 @@
 // Watch on the test API server: kube's event stream semantics, or caches tested against it lie.
 
 import assert from "node:assert/strict";
-import https from "node:https";
-import type { IncomingMessage } from "node:http";
 import { startApiServer, type TestApiServer } from "./index.js";
+import { call } from "./test-client.js";
+import { openWatch as watch, until, type Stream } from "./watch-client.js";
 
 const API = "management.loft.sh/v1";
 const KEYS = "/apis/management.loft.sh/v1/ownedaccesskeys";
-
-interface Event {
-  type: string;
-  object: { metadata?: { name?: string; resourceVersion?: string }; [k: string]: unknown };
-}
-
-/** An open watch: its status, the events so far, and whether the server ended it. */
-interface Stream {
-  status: number;
-  events: Event[];
-  ended: boolean;
-  close(): void;
-}
-
-function watch(server: TestApiServer, path: string): Promise<Stream> {
-  return new Promise((resolve, reject) => {
-    const headers = { Authorization: `Bearer ${server.token}` };
-    const req = https.get(new URL(path, server.url), { ca: server.caPem, headers }, (res) => {
-      const stream: Stream = {
-        status: res.statusCode ?? 0,
-        events: [],
-        ended: false,
-        close: () => req.destroy(),
-      };
-      readLines(res, stream);
-      resolve(stream);
-    });
-    req.on("error", reject);
-  });
-}
-
-function readLines(res: IncomingMessage, stream: Stream): void {
-  let pending = "";
-  res.on("data", (chunk: Buffer) => {
-    const lines = (pending + chunk.toString()).split("\n");
-    pending = lines.pop() ?? "";
-    for (const line of lines) if (line) stream.events.push(JSON.parse(line) as Event);
-  });
-  res.on("end", () => (stream.ended = true));
-  res.on("error", () => undefined);
-}
-
-async function until(check: () => boolean, ms = 2000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) assert.fail("condition not met in time");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 const key = (name: string, extra: Record<string, unknown> = {}) => ({
   apiVersion: API,
@@ -65,18 +16,8 @@ const key = (name: string, extra: Record<string, unknown> = {}) => ({
 });
 
 async function listRv(server: TestApiServer): Promise<string> {
-  const s = await new Promise<string>((resolve, reject) => {
-    const headers = { Authorization: `Bearer ${server.token}` };
-    https
-      .get(new URL(KEYS, server.url), { ca: server.caPem, headers }, (res) => {
-        let text = "";
-        res.on("data", (c: Buffer) => (text += c.toString()));
-        res.on("end", () => resolve(text));
-      })
-      .on("error", reject);
-  });
-  const body = JSON.parse(s) as { metadata: { resourceVersion: string } };
-  return body.metadata.resourceVersion;
+  const list = await call(server, "GET", KEYS);
+  return (list.body["metadata"] as { resourceVersion: string }).resourceVersion;
 }
 
 describe("test apiserver watch", () => {
@@ -207,16 +148,8 @@ describe("test apiserver watch", () => {
     server.addToken("bob-token", { user: "bob", groups: ["system:authenticated"] });
     const seen: string[] = [];
     server.authorize = (a) => (seen.push(a.verb), false);
-    const headers = { Authorization: "Bearer bob-token" };
-    const status = await new Promise<number>((resolve, reject) => {
-      https
-        .get(new URL(`${KEYS}?watch=true`, server.url), { ca: server.caPem, headers }, (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        })
-        .on("error", reject);
-    });
-    assert.equal(status, 403);
+    const denied = await call(server, "GET", `${KEYS}?watch=true`, { token: "bob-token" });
+    assert.equal(denied.status, 403);
     assert.deepEqual(seen, ["watch"]);
     const bad = await watch(server, `${KEYS}?watch=true&resourceVersion=abc`);
     assert.equal(bad.status, 400);
