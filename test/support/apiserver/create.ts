@@ -8,6 +8,7 @@ import { randomInt } from "node:crypto";
 import { newAlreadyExists, newInvalid } from "../../../webhook/src/api/status.js";
 import { internalError } from "./errors.js";
 import { validateLabels, validateObjectName } from "./name-validation.js";
+import { validateFinalizers, validateOwnerReferences } from "./object-meta.js";
 import {
   Admission,
   decodeObject,
@@ -54,7 +55,12 @@ export async function storeNew(
   if (!meta.name && typeof prefix === "string" && prefix) meta.name = generateName(prefix);
   fillSystemFields(meta);
   prepareForCreate(type, current);
-  const errs = [...validateObjectName(meta, nameRule(type)), ...validateLabels(meta["labels"])];
+  const errs = [
+    ...validateObjectName(meta, nameRule(type)),
+    ...validateLabels(meta["labels"]),
+    ...validateOwnerReferences(meta["ownerReferences"]),
+    ...validateFinalizers(meta["finalizers"]),
+  ];
   if (errs.length) throw newInvalid({ group: type.group, kind: type.kind }, meta.name ?? "", errs);
   current = await req.validateObject(type, current, null);
   await admission.validate(requestName, current, null);

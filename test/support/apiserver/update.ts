@@ -16,6 +16,7 @@ import { newBadRequest, newInvalid, newNotFound } from "../../../webhook/src/api
 import { OPTIMISTIC_LOCK, conflict, internalError } from "./errors.js";
 import { storeNew } from "./create.js";
 import { validateLabels } from "./name-validation.js";
+import { validateFinalizers, validateOwnerReferences } from "./object-meta.js";
 import {
   Admission,
   decodeObject,
@@ -191,7 +192,11 @@ function metadataUpdateErrors(next: KubeObject, old: KubeObject): FieldError[] {
       errs.push(invalid(`metadata.${field}`, meta[field] ?? "", "field is immutable"));
     }
   }
-  errs.push(...validateLabels(meta["labels"]));
+  errs.push(
+    ...validateLabels(meta["labels"]),
+    ...validateOwnerReferences(meta["ownerReferences"]),
+    ...validateFinalizers(meta["finalizers"]),
+  );
   return errs;
 }
 
