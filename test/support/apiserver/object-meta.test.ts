@@ -74,6 +74,11 @@ describe("apiserver ObjectMeta validation (owner references, finalizers)", () =>
       String(bad.body["message"]),
       /metadata\.finalizers: Invalid value: "Bad Finalizer!": name part must consist of alphanumeric characters/,
     );
+    const slashes = await create({ finalizers: ["a/b/c"] });
+    assert.match(
+      String(slashes.body["message"]),
+      /Invalid value: "a\/b\/c": a qualified name must consist of alphanumeric characters/,
+    );
     const both = await create({ finalizers: ["orphan", "foregroundDeletion"] });
     assert.equal(both.status, 422);
     assert.match(

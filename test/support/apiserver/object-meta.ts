@@ -55,11 +55,19 @@ function referenceErrors(ref: Record<string, unknown>): FieldError[] {
   return errs;
 }
 
+/**
+ * IsQualifiedName: the label-key rules, but apimachinery words the "too many slashes" case for a
+ * qualified name rather than a label key.
+ */
+function isQualifiedName(value: string): string[] {
+  return isLabelKey(value).map((m) => m.replace(/^a valid label key /, "a qualified name "));
+}
+
 /** Every finalizer is a qualified name; orphan and foregroundDeletion exclude each other. */
 export function validateFinalizers(finalizers: unknown): FieldError[] {
   if (!Array.isArray(finalizers)) return [];
   const names = (finalizers as unknown[]).map(text);
-  const errs = names.flatMap((f) => isLabelKey(f).map((msg) => invalid(FINALIZERS, f, msg)));
+  const errs = names.flatMap((f) => isQualifiedName(f).map((msg) => invalid(FINALIZERS, f, msg)));
   if (names.includes(ORPHAN) && names.includes(FOREGROUND)) {
     errs.push(
       invalid(FINALIZERS, finalizers, `finalizer ${ORPHAN} and ${FOREGROUND} cannot be both set`),
