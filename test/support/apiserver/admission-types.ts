@@ -15,7 +15,10 @@ export interface AdmissionAttributes {
   subresource: string;
   operation: AdmissionOperation;
   namespace: string;
-  /** The object's name; for a CREATE with generateName, the generated name. */
+  /**
+   * The object's name. On a CREATE with generateName, mutating webhooks get "" (kube generates the
+   * name after mutating admission) and validating webhooks get the generated name.
+   */
   name: string;
   /** The new object (CREATE, UPDATE); null for DELETE. Mutating webhooks may replace it. */
   object: KubeObject | null;

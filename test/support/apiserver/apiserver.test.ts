@@ -1,40 +1,9 @@
 // The test API server itself: it must answer as kube-apiserver does, or tests built on it lie.
 
 import assert from "node:assert/strict";
-import https from "node:https";
 import { readFile } from "node:fs/promises";
 import { startApiServer, type TestApiServer } from "./index.js";
-
-interface Answer {
-  status: number;
-  body: Record<string, unknown>;
-}
-
-function call(
-  server: TestApiServer,
-  method: string,
-  path: string,
-  opts: { body?: unknown; token?: string | null } = {},
-): Promise<Answer> {
-  const token = opts.token === undefined ? server.token : opts.token;
-  const url = new URL(path, server.url);
-  const headers: Record<string, string> = { "Content-Type": "application/json" };
-  if (token !== null) headers["Authorization"] = `Bearer ${token}`;
-  return new Promise((resolve, reject) => {
-    const req = https.request(url, { method, ca: server.caPem, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          body: JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>,
-        }),
-      );
-    });
-    req.on("error", reject);
-    req.end(opts.body === undefined ? undefined : JSON.stringify(opts.body));
-  });
-}
+import { call } from "./test-client.js";
 
 const KEYS = "/apis/management.loft.sh/v1/ownedaccesskeys";
 

@@ -13,18 +13,8 @@ import { bearerTokenOf, createAuthenticator, type AuthenticatorOptions } from ".
 import type { UserIdentity } from "./authorizer.js";
 import { clientCa, clientCert, type CertAndKey } from "./client-certs.js";
 import { startApiServer } from "./index.js";
-import { call } from "./test-client.js";
+import { call, UNAUTHORIZED_STATUS as UNAUTHORIZED } from "./test-client.js";
 import { servingCert } from "./tls.js";
-
-const UNAUTHORIZED = {
-  kind: "Status",
-  apiVersion: "v1",
-  metadata: {},
-  status: "Failure",
-  message: "Unauthorized",
-  reason: "Unauthorized",
-  code: 401,
-};
 
 interface Probe {
   url: string;

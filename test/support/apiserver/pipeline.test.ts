@@ -7,7 +7,7 @@ import { loadKubeConfig } from "../../../webhook/src/kube/kubeconfig.js";
 import { KubeTransport } from "../../../webhook/src/kube/transport.js";
 import { startApiServer, type TestApiServer } from "./index.js";
 import { RBAC_V1 } from "./rbac.js";
-import { call } from "./test-client.js";
+import { call, UNAUTHORIZED_STATUS } from "./test-client.js";
 
 async function transportFor(kubeconfig: string): Promise<KubeTransport> {
   const kc = await loadKubeConfig({ kubeconfig, env: {} });
@@ -66,15 +66,7 @@ describe("apiserver request pipeline", () => {
     const anonymous = await as(await server.writeKubeconfig("wrong-token", "anon"));
     const res = await anonymous.request("GET", "/apis");
     assert.equal(res.status, 401);
-    assert.deepEqual(res.body, {
-      kind: "Status",
-      apiVersion: "v1",
-      metadata: {},
-      status: "Failure",
-      message: "Unauthorized",
-      reason: "Unauthorized",
-      code: 401,
-    });
+    assert.deepEqual(res.body, UNAUTHORIZED_STATUS);
   });
 
   it("keeps system:masters above RBAC (the admin token needs no binding)", async () => {

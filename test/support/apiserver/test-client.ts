@@ -60,6 +60,17 @@ export function call(
   });
 }
 
+/** kube-apiserver's exact body for a request that no authenticator accepts. */
+export const UNAUTHORIZED_STATUS = {
+  kind: "Status",
+  apiVersion: "v1",
+  metadata: {},
+  status: "Failure",
+  message: "Unauthorized",
+  reason: "Unauthorized",
+  code: 401,
+};
+
 export const meta = (a: Answer): Record<string, unknown> =>
   (a.body["metadata"] ?? {}) as Record<string, unknown>;
 
