@@ -70,7 +70,10 @@ describe("vgate CLI", function () {
       "/nonexistent/tls.key",
     );
     assert.equal(r.status, 1);
-    assert.match(r.stderr, /cannot read --tls-cert-file \/nonexistent\/tls\.crt/);
+    assert.match(
+      r.stderr,
+      /cannot read --tls-cert-file \/nonexistent\/tls\.crt: .*; cannot read --tls-private-key-file \/nonexistent\/tls\.key/,
+    );
   });
 
   it("serve --dev answers the README's sample requests and stops on SIGTERM", async () => {

@@ -19,10 +19,18 @@ export async function loadTlsFiles(certFile: string, keyFile: string): Promise<T
       throw new Error(`cannot read ${what} ${path}: ${(err as Error).message}`, { cause: err });
     }
   };
-  const [cert, key] = await Promise.all([
+  // Both are read at once, but the error names them in a fixed order (certificate first), and
+  // names both when both are missing.
+  const [certRead, keyRead] = await Promise.allSettled([
     read(certFile, "--tls-cert-file"),
     read(keyFile, "--tls-private-key-file"),
   ]);
+  const failures = [certRead, keyRead].flatMap((r) =>
+    r.status === "rejected" ? [(r.reason as Error).message] : [],
+  );
+  if (failures.length) throw new Error(failures.join("; "));
+  const cert = (certRead as PromiseFulfilledResult<string>).value;
+  const key = (keyRead as PromiseFulfilledResult<string>).value;
   if (!cert.includes("BEGIN CERTIFICATE"))
     throw new Error(`--tls-cert-file ${certFile} holds no PEM certificate`);
   if (!/BEGIN (RSA |EC )?PRIVATE KEY/.test(key)) {
