@@ -1,7 +1,8 @@
 // The cluster the contract suite runs against. With VGATE_E2E=1 and KUBECONFIG set it is that
 // cluster (its current context), where vgate, the CRD and the webhook configurations are already
 // installed and the kubeconfig user is a cluster admin that may impersonate. Otherwise it is the
-// emulated cluster: the API server emulator with manifests/ and a real `vgate serve`.
+// test run's shared cluster: a real kube-apiserver and etcd with vgate installed from manifests/
+// (test/support/cluster.ts).
 //
 // Other users are reached the way an admin reaches them on a real cluster: impersonation
 // (Impersonate-User / Impersonate-Group headers, `kubectl --as --as-group`).
@@ -13,11 +14,11 @@ import { delimiter, join } from "node:path";
 import { KubeConfig, type User } from "@kubernetes/client-node";
 import type { RequestContext } from "@kubernetes/client-node";
 import { DEFAULT_GROUP_DOMAIN } from "../../webhook/src/api/ownedaccesskey.js";
-import { startEmulatedCluster } from "../support/cluster.js";
+import { sharedCluster } from "../support/cluster.js";
 
 export interface ContractCluster {
-  /** "emulator", or "kubeconfig" for a real cluster. */
-  target: "emulator" | "kubeconfig";
+  /** "test-rig" (the run's shared kube-apiserver), or "kubeconfig" for another cluster. */
+  target: "test-rig" | "kubeconfig";
   /** An admin kubeconfig (one file, current context set), for client-node and kubectl. */
   kubeconfigPath: string;
   /** The OwnedAccessKey group: management.<group domain>. */
@@ -41,13 +42,14 @@ export function wantsRealCluster(env: NodeJS.ProcessEnv = process.env): boolean 
 export async function startContractCluster(): Promise<ContractCluster> {
   const runId = randomBytes(3).toString("hex");
   if (wantsRealCluster()) return realCluster(runId);
-  const emulated = await startEmulatedCluster();
+  const cluster = await sharedCluster();
   return contractCluster({
-    target: "emulator",
-    kubeconfigPath: emulated.kubeconfigPath,
-    group: `management.${emulated.api.groupDomain}`,
+    target: "test-rig",
+    kubeconfigPath: cluster.kubeconfigPath,
+    group: cluster.group,
     runId,
-    stop: () => emulated.stop(),
+    // The shared cluster outlives the suite; the run stops it.
+    stop: async () => {},
   });
 }
 

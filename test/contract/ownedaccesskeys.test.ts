@@ -1,7 +1,9 @@
 // The OwnedAccessKey contract: every operation of the product document (section 4) and the
 // admission rules as clients see them, through client-node and the real kubectl. It runs unchanged
-// against the emulator (default) and a real cluster (VGATE_E2E=1 with KUBECONFIG; see README).
+// against the test rig's real kube-apiserver (default) and any cluster (VGATE_E2E=1 with
+// KUBECONFIG; see README).
 
+import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import { wantsRealCluster } from "./cluster.js";
 import { Contract } from "./contract.js";
 import { createTests } from "./create.js";
@@ -12,20 +14,25 @@ import { ownershipTests } from "./ownership.js";
 import { patchTests } from "./patch.js";
 import { replaceTests } from "./replace.js";
 
-const target = wantsRealCluster() ? "the KUBECONFIG cluster" : "the emulator with vgate serve";
+const real = wantsRealCluster();
+const target = real ? "the KUBECONFIG cluster" : "kube-apiserver with vgate serve";
+const skip = !real && !HAVE_KUBE;
 
-describe(`OwnedAccessKey contract against ${target}`, function () {
-  this.timeout(60_000);
-  const contract = new Contract();
-  before(() => contract.start());
-  after(() => contract.stop());
-  afterEach(() => contract.cleanup.run());
+(skip ? describe.skip : describe)(
+  `OwnedAccessKey contract against ${target}${skip ? KUBE_SKIP_REASON : ""}`,
+  function () {
+    this.timeout(60_000);
+    const contract = new Contract();
+    before(() => contract.start());
+    after(() => contract.stop());
+    afterEach(() => contract.cleanup.run());
 
-  describe("create", () => createTests(contract));
-  describe("dry run", () => dryRunTests(contract));
-  describe("update (replace)", () => replaceTests(contract));
-  describe("patch", () => patchTests(contract));
-  describe("delete", () => deleteTests(contract));
-  describe("422 Invalid", () => invalidTests(contract));
-  describe("ownership", () => ownershipTests(contract));
-});
+    describe("create", () => createTests(contract));
+    describe("dry run", () => dryRunTests(contract));
+    describe("update (replace)", () => replaceTests(contract));
+    describe("patch", () => patchTests(contract));
+    describe("delete", () => deleteTests(contract));
+    describe("422 Invalid", () => invalidTests(contract));
+    describe("ownership", () => ownershipTests(contract));
+  },
+);

@@ -1,103 +1,188 @@
-// An emulated cluster with vgate installed: the API server emulator with the real OwnedAccessKey
-// CRD from manifests/, RBAC, and a real `vgate serve` process wired in through
-// manifests/webhook-configurations.yaml (caBundle filled in) and a Service with Endpoints, as an
-// install in a cluster would. `make apiserver` and the contract suite start it.
+// A real cluster with vgate installed, as an install would do it: kube-apiserver and etcd from the
+// test rig (test/support/kube/), the OwnedAccessKey CRD and the webhook configurations from
+// manifests/, and a real `vgate serve` process running as the vgate-system/vgate service account
+// with its own RBAC. As envtest does, each webhook's `service` reference is rewritten to
+// `url: https://127.0.0.1:PORT/<path>` (no pods, no Service proxy here) and `caBundle` is filled in.
+//
+// One cluster serves the whole test run (`sharedCluster()`); `make apiserver` and tests that need
+// their own flags start another with `startVgateCluster()`.
 
-import { spawn, type ChildProcess } from "node:child_process";
-import { createWriteStream } from "node:fs";
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { createServer, type AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { selfSignedTls } from "../../webhook/src/server/tls.js";
-import { startApiServer, type KubeObject, type TestApiServer } from "./apiserver/index.js";
+import { DEFAULT_GROUP_DOMAIN } from "../../webhook/src/api/ownedaccesskey.js";
 import { repoFile, repoRoot } from "./fixtures.js";
 import { httpsRequest } from "./https-client.js";
+import {
+  startControlPlane,
+  type ControlPlane,
+  type ControlPlaneOptions,
+} from "./kube/control-plane.js";
+import { KubeTestClient, type KubeObject } from "./kube/kube-client.js";
+import { clientCert, servingCert } from "./kube/pki.js";
+import { freePort, supervise, waitUntil, type Supervised } from "./kube/processes.js";
 
 export const VGATE_NAMESPACE = "vgate-system";
-export const VGATE_SERVICE = "vgate";
-/** The identity vgate runs as, like its pod's service account. */
-export const VGATE_USER = `system:serviceaccount:${VGATE_NAMESPACE}:vgate`;
+export const VGATE_SERVICE_ACCOUNT = "vgate";
+/** The identity vgate runs as: its pod's service account. */
+export const VGATE_USER = `system:serviceaccount:${VGATE_NAMESPACE}:${VGATE_SERVICE_ACCOUNT}`;
 
-export interface EmulatedClusterOptions {
-  /** Port for the API server; a free one unless set. */
-  apiPort?: number;
-  /** vgate's log lines go here (a file path); discarded unless set. */
-  vgateLog?: string;
+export interface VgateClusterOptions extends ControlPlaneOptions {
   /** vgate's --log-level; "info" unless set. */
   logLevel?: string;
+  /** Where vgate's log goes; the cluster's working directory (removed at stop) unless set. */
+  vgateLog?: string;
+  /** More `vgate serve` flags. */
+  vgateArgs?: readonly string[];
 }
 
-export interface EmulatedCluster {
-  api: TestApiServer;
+export interface VgateCluster {
+  plane: ControlPlane;
+  /** https://127.0.0.1:PORT of kube-apiserver. */
+  url: string;
+  /** The CA of kube-apiserver (and of vgate's serving certificate). */
+  caPem: string;
   /** An admin (system:masters) kubeconfig. */
   kubeconfigPath: string;
+  /** A client acting as the admin. */
+  admin: KubeTestClient;
+  /** management.<group domain> */
+  group: string;
   /** https://127.0.0.1:PORT of the vgate process. */
   vgateUrl: string;
+  /** vgate's log file. */
+  vgateLog: string;
+  /** A client acting as `user` in `groups` (a client certificate signed by the cluster's CA). */
+  clientFor(user: string, groups?: readonly string[]): Promise<KubeTestClient>;
   stop(): Promise<void>;
 }
 
-type Json = Record<string, unknown>;
+const RBAC = "rbac.authorization.k8s.io/v1";
 
-export async function startEmulatedCluster(
-  opts: EmulatedClusterOptions = {},
-): Promise<EmulatedCluster> {
-  const api = await startApiServer({
-    crds: "manifests",
-    authorization: "rbac",
-    clientCertificates: true,
-    ...(opts.apiPort ? { port: opts.apiPort } : {}),
-  });
-  let vgate: ChildProcess | undefined;
+export async function startVgateCluster(opts: VgateClusterOptions = {}): Promise<VgateCluster> {
+  const plane = await startControlPlane(opts);
+  const admin = new KubeTestClient(plane.url, { ca: plane.ca.cert, client: plane.adminCert });
+  let vgate: Supervised | undefined;
   try {
-    for (const ns of ["default", "kube-system", "kube-public", VGATE_NAMESPACE]) {
-      api.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
-    }
-    const kubeconfig = await vgateIdentity(api);
-    const dir = await mkdtemp(join(tmpdir(), "vgate-cluster-"));
-    // The serving certificate names the Service, as kube-apiserver checks it against caBundle.
-    const tls = await selfSignedTls([`${VGATE_SERVICE}.${VGATE_NAMESPACE}.svc`, "localhost"]);
-    await writeFile(join(dir, "tls.crt"), tls.cert);
-    await writeFile(join(dir, "tls.key"), tls.key, { mode: 0o600 });
+    await installCrds(admin);
+    const kubeconfig = await vgateIdentity(plane, admin);
+    const vgateDir = join(plane.dir, "vgate");
+    await mkdir(vgateDir);
+    // The serving certificate names the Service too, as an in-cluster install's would.
+    const tls = await servingCert(plane.ca, [`vgate.${VGATE_NAMESPACE}.svc`, "localhost"]);
+    await writeFile(join(vgateDir, "tls.crt"), tls.cert);
+    await writeFile(join(vgateDir, "tls.key"), tls.key, { mode: 0o600 });
     const port = await freePort();
-    vgate = startVgate(dir, port, kubeconfig, opts);
     const vgateUrl = `https://127.0.0.1:${port}`;
-    await waitReady(`${vgateUrl}/readyz`, vgate, 20_000);
-    registerService(api, port);
-    installWebhooks(api, Buffer.from(tls.cert).toString("base64"));
-    const child = vgate;
+    const vgateLog = opts.vgateLog ?? join(plane.dir, "vgate.log");
+    vgate = supervise(
+      "vgate",
+      resolve(repoRoot, "webhook/bin/vgate"),
+      [
+        "serve",
+        `--port=${port}`,
+        "--bind-address=127.0.0.1",
+        `--tls-cert-file=${join(vgateDir, "tls.crt")}`,
+        `--tls-private-key-file=${join(vgateDir, "tls.key")}`,
+        `--kubeconfig=${kubeconfig}`,
+        `--log-level=${opts.logLevel ?? "info"}`,
+        ...(opts.vgateArgs ?? []),
+      ],
+      vgateLog,
+      { env: { ...process.env, KUBECONFIG: "" } },
+    );
+    const ready = async () =>
+      (await httpsRequest(`${vgateUrl}/readyz`, { ca: plane.ca.cert })).status === 200;
+    await waitUntil("/readyz", vgate, ready, 30_000);
+    await installWebhooks(admin, port, plane.ca.cert);
+    await waitForWebhooks(admin, vgate);
+    const running = vgate;
+    let stopped: Promise<void> | undefined;
     return {
-      api,
-      kubeconfigPath: api.kubeconfigPath,
+      plane,
+      url: plane.url,
+      caPem: plane.ca.cert,
+      kubeconfigPath: plane.adminKubeconfig,
+      admin,
+      group: `management.${DEFAULT_GROUP_DOMAIN}`,
       vgateUrl,
-      stop: async () => {
-        await stopProcess(child);
-        await api.close();
-      },
+      vgateLog,
+      clientFor: async (user, groups = []) =>
+        new KubeTestClient(plane.url, {
+          ca: plane.ca.cert,
+          client: await clientCert(plane.ca, user, groups),
+        }),
+      stop: () =>
+        (stopped ??= (async () => {
+          admin.close();
+          await running.stop();
+          await plane.stop();
+        })()),
     };
   } catch (err) {
-    if (vgate) await stopProcess(vgate);
-    await api.close();
+    admin.close();
+    await vgate?.stop();
+    await plane.stop();
     throw err;
   }
 }
 
-/** vgate's service account: a token, and the least RBAC it needs (a later issue ships this). */
-async function vgateIdentity(api: TestApiServer): Promise<string> {
-  const token = `vgate-${Math.random().toString(36).slice(2)}`;
-  api.addToken(token, {
-    user: VGATE_USER,
-    groups: ["system:serviceaccounts", `system:serviceaccounts:${VGATE_NAMESPACE}`],
-  });
-  const rbac = "rbac.authorization.k8s.io/v1";
-  api.put({
-    apiVersion: rbac,
+let shared: Promise<VgateCluster> | undefined;
+
+/**
+ * The test run's cluster: started by the first test that asks (seconds), stopped when the run
+ * ends (test/support/mocha-root.ts), and by the supervisor if the run is killed.
+ */
+export function sharedCluster(): Promise<VgateCluster> {
+  shared ??= startVgateCluster();
+  return shared;
+}
+
+export async function stopSharedCluster(): Promise<void> {
+  if (!shared) return;
+  const cluster = await shared.catch(() => undefined);
+  shared = undefined;
+  await cluster?.stop();
+}
+
+/** The CRDs of manifests/, applied and Established. */
+async function installCrds(admin: KubeTestClient): Promise<void> {
+  for (const crd of manifestObjects("manifests/crd-ownedaccesskeys.yaml")) {
+    await admin.apply(crd);
+    const established = async () => {
+      const live = await admin.get(crd);
+      const conditions =
+        (live?.["status"] as { conditions?: { type: string; status: string }[] })?.conditions ?? [];
+      return conditions.some((c) => c.type === "Established" && c.status === "True");
+    };
+    const deadline = Date.now() + 30_000;
+    while (!(await established())) {
+      if (Date.now() > deadline)
+        throw new Error(`CRD ${crd.metadata.name} not Established in 30 s`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/**
+ * vgate's namespace, service account and RBAC, and a kubeconfig with a bound service-account token
+ * from the TokenRequest API: what a pod's projected token gives it.
+ */
+async function vgateIdentity(plane: ControlPlane, admin: KubeTestClient): Promise<string> {
+  await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: VGATE_NAMESPACE } });
+  const sa = {
+    apiVersion: "v1",
+    kind: "ServiceAccount",
+    metadata: { name: VGATE_SERVICE_ACCOUNT, namespace: VGATE_NAMESPACE },
+  };
+  await admin.apply(sa);
+  await admin.apply({
+    apiVersion: RBAC,
     kind: "ClusterRole",
     metadata: { name: "vgate" },
     rules: [
       {
-        apiGroups: [`management.${api.groupDomain}`],
+        apiGroups: [`management.${DEFAULT_GROUP_DOMAIN}`],
         resources: ["ownedaccesskeys"],
         verbs: ["get", "list", "watch"],
       },
@@ -108,107 +193,72 @@ async function vgateIdentity(api: TestApiServer): Promise<string> {
       },
     ],
   });
-  api.put({
-    apiVersion: rbac,
+  await admin.apply({
+    apiVersion: RBAC,
     kind: "ClusterRoleBinding",
     metadata: { name: "vgate" },
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "vgate" },
-    subjects: [{ kind: "ServiceAccount", name: "vgate", namespace: VGATE_NAMESPACE }],
+    subjects: [{ kind: "ServiceAccount", name: VGATE_SERVICE_ACCOUNT, namespace: VGATE_NAMESPACE }],
   });
-  return api.writeKubeconfig(token, "vgate");
-}
-
-function startVgate(
-  dir: string,
-  port: number,
-  kubeconfig: string,
-  opts: EmulatedClusterOptions,
-): ChildProcess {
-  const child = spawn(
-    resolve(repoRoot, "webhook/bin/vgate"),
-    [
-      "serve",
-      `--port=${port}`,
-      "--bind-address=127.0.0.1",
-      `--tls-cert-file=${join(dir, "tls.crt")}`,
-      `--tls-private-key-file=${join(dir, "tls.key")}`,
-      `--kubeconfig=${kubeconfig}`,
-      `--log-level=${opts.logLevel ?? "info"}`,
-    ],
-    { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, KUBECONFIG: "" } },
+  const res = await admin.request<{ status?: { token?: string } }>(
+    "POST",
+    `/api/v1/namespaces/${VGATE_NAMESPACE}/serviceaccounts/${VGATE_SERVICE_ACCOUNT}/token`,
+    {
+      apiVersion: "authentication.k8s.io/v1",
+      kind: "TokenRequest",
+      spec: { expirationSeconds: 24 * 3600 },
+    },
   );
-  if (opts.vgateLog) {
-    const log = createWriteStream(opts.vgateLog, { flags: "a" });
-    child.stdout!.pipe(log);
-    child.stderr!.pipe(log);
-  } else {
-    child.stdout!.resume();
-    child.stderr!.resume();
+  const token = res.body.status?.token;
+  if (res.status !== 201 || !token) {
+    throw new Error(`TokenRequest for ${VGATE_USER}: ${res.status} ${JSON.stringify(res.body)}`);
   }
-  return child;
+  return plane.tokenKubeconfig(token, "vgate");
 }
 
-/** The Service the webhook configurations name, with Endpoints at the local vgate process. */
-function registerService(api: TestApiServer, port: number): void {
-  const metadata = { name: VGATE_SERVICE, namespace: VGATE_NAMESPACE };
-  api.put({
-    apiVersion: "v1",
-    kind: "Service",
-    metadata,
-    spec: { ports: [{ name: "https", port: 443, targetPort: port, protocol: "TCP" }] },
-  });
-  api.put({
-    apiVersion: "v1",
-    kind: "Endpoints",
-    metadata,
-    subsets: [{ addresses: [{ ip: "127.0.0.1" }], ports: [{ name: "https", port }] }],
-  });
-}
-
-/** manifests/webhook-configurations.yaml as shipped, with the caBundle an installer fills in. */
-function installWebhooks(api: TestApiServer, caBundle: string): void {
-  for (const doc of parseAllDocuments(repoFile("manifests/webhook-configurations.yaml"))) {
-    const config = doc.toJS() as KubeObject;
-    for (const w of (config["webhooks"] as Json[] | undefined) ?? []) {
-      (w["clientConfig"] as Json)["caBundle"] = caBundle;
+/** manifests/webhook-configurations.yaml with service references made URLs, caBundle filled. */
+async function installWebhooks(admin: KubeTestClient, port: number, caPem: string): Promise<void> {
+  for (const config of manifestObjects("manifests/webhook-configurations.yaml")) {
+    for (const w of (config["webhooks"] as Record<string, Record<string, unknown>>[]) ?? []) {
+      const clientConfig = w["clientConfig"] as { service?: { path?: string }; url?: string };
+      const path = clientConfig.service?.path ?? "/";
+      w["clientConfig"] = {
+        url: `https://127.0.0.1:${port}${path}`,
+        caBundle: Buffer.from(caPem).toString("base64"),
+      };
     }
-    api.put(config);
+    await admin.apply(config);
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => resolvePort(port));
-    });
-  });
+/**
+ * kube-apiserver picks up webhook configurations through an informer, a moment after they are
+ * written; a server-side dry run shows when the mutating webhook is called (it fills spec.key).
+ */
+async function waitForWebhooks(admin: KubeTestClient, vgate: Supervised): Promise<void> {
+  const probe = {
+    apiVersion: `management.${DEFAULT_GROUP_DOMAIN}/v1`,
+    kind: "OwnedAccessKey",
+    metadata: { name: "vgate-install-probe" },
+    spec: { user: "admin", type: "User" },
+  };
+  await waitUntil(
+    "its webhooks called by kube-apiserver",
+    vgate,
+    async () => {
+      const res = await admin.request<{ spec?: { key?: string } }>(
+        "POST",
+        `/apis/management.${DEFAULT_GROUP_DOMAIN}/v1/ownedaccesskeys?dryRun=All`,
+        probe,
+      );
+      return res.status === 201 && Boolean(res.body.spec?.key);
+    },
+    30_000,
+  );
 }
 
-async function waitReady(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`vgate exited with ${child.exitCode} at start`);
-    const ok = await httpsRequest(url).then(
-      (r) => r.status === 200,
-      () => false,
-    );
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`vgate did not become ready within ${timeoutMs} ms (${url})`);
-}
-
-function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolveStop) => {
-    const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
-    child.once("exit", () => {
-      clearTimeout(timer);
-      resolveStop();
-    });
-    child.kill("SIGTERM");
-  });
+function manifestObjects(file: string): KubeObject[] {
+  return parseAllDocuments(repoFile(file))
+    .map((d) => d.toJS() as KubeObject | null)
+    .filter((o): o is KubeObject => Boolean(o));
 }

@@ -1,19 +1,22 @@
-// `make apiserver`: the API server emulator and a real `vgate serve`, wired together through the
-// manifests, in the foreground until Ctrl-C. Writes an admin kubeconfig to .apiserver/kubeconfig.
+// `make apiserver`: a real kube-apiserver and etcd (the test rig's, from `make kube`) with vgate
+// installed from manifests/ and a real `vgate serve`, in the foreground until Ctrl-C. Writes an
+// admin kubeconfig to .apiserver/kubeconfig.
 //
 //   node dist/test/support/playground.js [--port=6443] [--dir=.apiserver]
 
 import { copyFile, mkdir } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { startEmulatedCluster } from "./cluster.js";
+import { startVgateCluster } from "./cluster.js";
+import { kubeVersions } from "./kube/binaries.js";
 import { repoRoot } from "./fixtures.js";
 
 const HELP = `Usage: make apiserver [PORT=6443]
 
-Starts the Kubernetes API server emulator with the OwnedAccessKey CRD and vgate's webhooks from
-manifests/, and a real vgate serve behind them. Writes an admin kubeconfig to .apiserver/kubeconfig
-and vgate's log to .apiserver/vgate.log. Ctrl-C stops both.
+Starts kube-apiserver and etcd (built by make kube, or from KUBEBUILDER_ASSETS) with the
+OwnedAccessKey CRD and vgate's webhooks from manifests/, and a real vgate serve behind them. Writes
+an admin kubeconfig to .apiserver/kubeconfig and vgate's log to .apiserver/vgate.log. Ctrl-C stops
+everything.
 
 Options:
   --port=N    the API server's port (default 6443; 0 picks a free one)
@@ -40,13 +43,13 @@ async function main(): Promise<number> {
   const dir = resolve(values.dir);
   await mkdir(dir, { recursive: true });
   const vgateLog = join(dir, "vgate.log");
-  console.log("starting the API server emulator and vgate ...");
-  const cluster = await startEmulatedCluster({ ...(port ? { apiPort: port } : {}), vgateLog });
+  console.log(`starting kube-apiserver ${kubeVersions().kube}, etcd and vgate ...`);
+  const cluster = await startVgateCluster({ ...(port ? { port } : {}), vgateLog });
   const kubeconfig = join(dir, "kubeconfig");
   await copyFile(cluster.kubeconfigPath, kubeconfig);
   const rel = (p: string) => relative(process.cwd(), p) || p;
   console.log(`
-API server  ${cluster.api.url}   (kubernetes-admin, system:masters)
+API server  ${cluster.url}   (admin, system:masters)
 vgate       ${cluster.vgateUrl}   (log: ${rel(vgateLog)})
 
 Point kubectl at it:
@@ -55,11 +58,15 @@ Point kubectl at it:
   kubectl apply -f webhook/examples/ownedaccesskey.yaml
   kubectl get oak example-key -o yaml
 
-Ctrl-C stops both.`);
+Ctrl-C stops everything.`);
+  // The cluster's processes hold no reference on this event loop (they must not keep a test run
+  // alive), so a timer keeps the playground in the foreground until a signal.
+  const keepAlive = setInterval(() => {}, 1 << 30);
   await new Promise<void>((resolve) => {
     process.once("SIGINT", resolve);
     process.once("SIGTERM", resolve);
   });
+  clearInterval(keepAlive);
   console.log("\nstopping ...");
   await cluster.stop();
   return 0;

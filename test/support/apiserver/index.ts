@@ -13,7 +13,7 @@ import { webhookAuthorizerFromFile, webhookRuleResolver } from "./authz-webhook.
 import { clientCa, clientCert, type CertAndKey } from "./client-certs.js";
 import { rbacAuthorizer, storeSource } from "./rbac.js";
 import { bootstrapRbac } from "./rbac-bootstrap.js";
-import { writeKubeconfig } from "./kubeconfig-file.js";
+import { writeKubeconfig } from "../kube/kubeconfig-file.js";
 import { CrdController, loadCrdFiles, manifestCrdFiles } from "./crds.js";
 import { ResourceRegistry, defaultResources, type ResourceType } from "./resources.js";
 import { validateAndPrune } from "./schema.js";

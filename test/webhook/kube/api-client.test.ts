@@ -9,7 +9,7 @@ import { KubeError } from "../../../webhook/src/api/status.js";
 import { resourceIdentity } from "../../../webhook/src/api/ownedaccesskey.js";
 import { ApiClient, type ApiClientOptions } from "../../../webhook/src/kube/api-client.js";
 import { loadKubeConfig } from "../../../webhook/src/kube/kubeconfig.js";
-import { kubeconfigYaml } from "../../support/apiserver/kubeconfig-file.js";
+import { kubeconfigYaml } from "../../support/kube/kubeconfig-file.js";
 import { resourceType, startApiServer, type TestApiServer } from "../../support/apiserver/index.js";
 
 const ID = resourceIdentity();

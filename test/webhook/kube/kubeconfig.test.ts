@@ -8,7 +8,7 @@ import {
   kubeconfigFiles,
   loadKubeConfig,
 } from "../../../webhook/src/kube/kubeconfig.js";
-import { kubeconfigYaml } from "../../support/apiserver/kubeconfig-file.js";
+import { kubeconfigYaml } from "../../support/kube/kubeconfig-file.js";
 
 const CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
 

@@ -1,0 +1,226 @@
+// A real Kubernetes control plane for tests: etcd and kube-apiserver (test/kube/ builds them),
+// started the way controller-runtime's envtest starts them. Loopback only, a fresh CA, an admin
+// client certificate in system:masters, service-account signing keys, RBAC authorization and a
+// service CIDR. No controller-manager runs: no garbage collection, no namespace finalization.
+
+import { randomBytes } from "node:crypto";
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { request } from "node:https";
+import { request as httpRequest } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { kubeBinaries } from "./binaries.js";
+import { writeKubeconfig } from "./kubeconfig-file.js";
+import { clientCert, serviceAccountKeys, servingCert, testCa, type CertAndKey } from "./pki.js";
+import { freePort, supervise, waitUntil, type Supervised } from "./processes.js";
+
+/** The admin: a client certificate in system:masters, like envtest's. */
+export const ADMIN = { user: "admin", groups: ["system:masters"] } as const;
+
+export interface ControlPlaneOptions {
+  /** More kube-apiserver flags (`--name=value`), after the defaults, which they may override. */
+  apiserverArgs?: readonly string[];
+  /** Files written into the working directory before kube-apiserver starts (name → content). */
+  files?: Record<string, string>;
+  /** Listen on this port instead of a free one. */
+  port?: number;
+  /** How long each process may take to become ready; 60 s (CI machines are slow). */
+  startTimeoutMs?: number;
+}
+
+export interface ControlPlane {
+  /** https://127.0.0.1:PORT */
+  url: string;
+  /** The CA that signed the serving certificate and the client certificates. */
+  ca: CertAndKey;
+  /** A kubeconfig for ADMIN (client certificate). */
+  adminKubeconfig: string;
+  /** The admin's client certificate, for raw HTTPS clients. */
+  adminCert: CertAndKey;
+  /** http://127.0.0.1:PORT of etcd. */
+  etcdUrl: string;
+  /** The working directory: certificates, logs (etcd.log, kube-apiserver.log), kubeconfigs. */
+  dir: string;
+  /** Writes a kubeconfig whose user is a client certificate for `user` in `groups`. */
+  clientCertKubeconfig(user: string, groups?: readonly string[]): Promise<string>;
+  /** Writes a kubeconfig whose user is the bearer token `token`. */
+  tokenKubeconfig(token: string, name: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  const bins = kubeBinaries();
+  const dir = await mkdtemp(join(tmpdir(), "vgate-kube-"));
+  const timeout = opts.startTimeoutMs ?? 60_000;
+  const ca = await testCa("vgate-test-kube-ca");
+  const [serving, adminCert] = await Promise.all([
+    servingCert(ca, ["localhost", "kubernetes", "kubernetes.default.svc"]),
+    clientCert(ca, ADMIN.user, ADMIN.groups),
+  ]);
+  const sa = serviceAccountKeys();
+  const files: Record<string, string> = {
+    "ca.crt": ca.cert,
+    "apiserver.crt": serving.cert,
+    "apiserver.key": serving.key,
+    "sa.pub": sa.publicPem,
+    "sa.key": sa.privatePem,
+    ...opts.files,
+  };
+  for (const [name, content] of Object.entries(files)) {
+    await writeFile(join(dir, name), content, { mode: 0o600 });
+  }
+  const etcd = await startEtcd(bins.etcd, dir, timeout);
+  let apiserver: Supervised | undefined;
+  try {
+    const port = opts.port || (await freePort());
+    const url = `https://127.0.0.1:${port}`;
+    apiserver = supervise(
+      "kube-apiserver",
+      bins.kubeApiserver,
+      [...apiserverFlags(dir, port, etcd.url), ...(opts.apiserverArgs ?? [])],
+      join(dir, "kube-apiserver.log"),
+    );
+    const tls = { ca: ca.cert, cert: adminCert.cert, key: adminCert.key };
+    await waitUntil(
+      "/readyz",
+      apiserver,
+      async () => (await get(`${url}/readyz`, tls)) === 200,
+      timeout,
+    );
+    // envtest waits for the default namespace too: the system namespaces controller makes it.
+    await waitUntil(
+      "the default namespace",
+      apiserver,
+      async () => (await get(`${url}/api/v1/namespaces/default`, tls)) === 200,
+      timeout,
+    );
+    const kubeconfigs = join(dir, "kubeconfigs");
+    await mkdir(kubeconfigs);
+    const write = (name: string, user: { token?: string; client?: CertAndKey }) =>
+      writeKubeconfig(join(kubeconfigs, `${name}.kubeconfig`), {
+        server: url,
+        caPem: ca.cert,
+        name,
+        ...user,
+      });
+    const adminKubeconfig = await write("admin", { client: adminCert });
+    const stopAll = stopper(apiserver, etcd.proc);
+    return {
+      url,
+      ca,
+      adminKubeconfig,
+      adminCert,
+      etcdUrl: etcd.url,
+      dir,
+      clientCertKubeconfig: async (user, groups = []) =>
+        write(`${safeName(user)}-${randomBytes(3).toString("hex")}`, {
+          client: await clientCert(ca, user, groups),
+        }),
+      tokenKubeconfig: (token, name) => write(safeName(name), { token }),
+      stop: stopAll,
+    };
+  } catch (err) {
+    await stopper(apiserver, etcd.proc)();
+    throw err;
+  }
+}
+
+/** envtest's kube-apiserver flags, plus an advertise address so no default route is needed. */
+function apiserverFlags(dir: string, port: number, etcdUrl: string): string[] {
+  return [
+    `--etcd-servers=${etcdUrl}`,
+    "--bind-address=127.0.0.1",
+    "--advertise-address=127.0.0.1",
+    `--secure-port=${port}`,
+    `--cert-dir=${dir}`,
+    `--tls-cert-file=${join(dir, "apiserver.crt")}`,
+    `--tls-private-key-file=${join(dir, "apiserver.key")}`,
+    `--client-ca-file=${join(dir, "ca.crt")}`,
+    "--service-cluster-ip-range=10.0.0.0/24",
+    "--allow-privileged=true",
+    // No controller-manager makes service-account tokens; envtest turns this plugin off too.
+    "--disable-admission-plugins=ServiceAccount",
+    "--authorization-mode=RBAC",
+    `--service-account-issuer=https://127.0.0.1:${port}/`,
+    `--service-account-key-file=${join(dir, "sa.pub")}`,
+    `--service-account-signing-key-file=${join(dir, "sa.key")}`,
+    "--profiling=false",
+  ];
+}
+
+async function startEtcd(
+  binary: string,
+  dir: string,
+  timeoutMs: number,
+): Promise<{ url: string; proc: Supervised }> {
+  const [clientPort, peerPort] = [await freePort(), await freePort()];
+  const url = `http://127.0.0.1:${clientPort}`;
+  const dataDir = join(dir, "etcd-data");
+  const proc = supervise(
+    "etcd",
+    binary,
+    [
+      `--data-dir=${dataDir}`,
+      `--listen-client-urls=${url}`,
+      `--advertise-client-urls=${url}`,
+      `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+      // Test data need not survive a power cut; fsync dominates etcd's write latency otherwise.
+      "--unsafe-no-fsync=true",
+      "--log-level=warn",
+    ],
+    join(dir, "etcd.log"),
+    // etcd goes last, so the whole working directory goes with it.
+    { removeDir: dir },
+  );
+  try {
+    await waitUntil(
+      "/health",
+      proc,
+      async () => (await getHttp(`${url}/health`)) === 200,
+      timeoutMs,
+    );
+  } catch (err) {
+    await proc.stop();
+    throw err;
+  }
+  return { url, proc };
+}
+
+function stopper(apiserver: Supervised | undefined, etcd: Supervised): () => Promise<void> {
+  let stopped: Promise<void> | undefined;
+  return () =>
+    (stopped ??= (async () => {
+      await apiserver?.stop();
+      await etcd.stop();
+    })());
+}
+
+function safeName(s: string): string {
+  return s.replace(/[^A-Za-z0-9.-]+/g, "-").slice(0, 60) || "user";
+}
+
+function get(url: string, tls: { ca: string; cert: string; key: string }): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { ...tls, timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on("timeout", () => req.destroy(new Error("timeout")));
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+function getHttp(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on("timeout", () => req.destroy(new Error("timeout")));
+    req.on("error", reject);
+    req.end();
+  });
+}

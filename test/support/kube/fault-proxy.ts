@@ -1,0 +1,212 @@
+// A fault-injecting HTTPS proxy in front of a real kube-apiserver, for the faults a real server
+// cannot be made to produce on demand: being down, being slow, a watch that ends or expires, a 500
+// during one request. Everything else is the real server's answer, passed through untouched. It
+// also records the requests it forwards, so tests can count what a client asked.
+//
+// Upstream it authenticates with its own client certificate when given one (so one proxy speaks
+// for one user); otherwise it forwards the client's Authorization header.
+
+import { createServer, request, Agent, type Server } from "node:https";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import type { CertAndKey } from "./pki.js";
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  /** "" or "?a=b&...", as sent. */
+  query: string;
+  /** When it arrived (ms since the epoch). */
+  at: number;
+}
+
+export type DownMode = false | "503" | "refuse";
+
+export interface InjectedAnswer {
+  status: number;
+  body: unknown;
+}
+
+export interface FaultProxyOptions {
+  /** The real API server, https://127.0.0.1:PORT. */
+  upstream: string;
+  /** CA of the upstream server. */
+  upstreamCa: string;
+  /** Upstream identity; without it the client's Authorization header is forwarded. */
+  client?: CertAndKey;
+  /** The proxy's own serving certificate (for 127.0.0.1). */
+  serving: CertAndKey;
+  /** Keep at most this many records (the newest); 10000. */
+  maxRecords?: number;
+}
+
+export interface FaultProxy {
+  /** https://127.0.0.1:PORT */
+  url: string;
+  /** The requests received, oldest first. */
+  requests: RecordedRequest[];
+  /**
+   * "503": every request is answered 503 ServiceUnavailable (as a load balancer in front of a
+   * stopped API server answers) and open watches end; "refuse": connections are reset.
+   */
+  setDown(mode: DownMode | true): void;
+  /** Holds every request this long before forwarding it. */
+  setDelay(ms: number): void;
+  /** Ends every open watch stream (as an API server restart would); returns how many. */
+  endWatches(): number;
+  /** The watch requests whose streams are open now. */
+  openWatches(): RecordedRequest[];
+  /** Answers the next `times` requests that match with `answer` instead of forwarding them. */
+  inject(match: (r: RecordedRequest) => boolean, answer: InjectedAnswer, times?: number): void;
+  close(): Promise<void>;
+}
+
+/** kube's Status body for `code`/`reason`, as kube-apiserver writes it. */
+export function kubeStatus(code: number, reason: string, message: string): Record<string, unknown> {
+  return {
+    kind: "Status",
+    apiVersion: "v1",
+    metadata: {},
+    status: "Failure",
+    message,
+    reason,
+    code,
+  };
+}
+
+const isWatch = (r: RecordedRequest): boolean =>
+  /[?&]watch=(true|1)(&|$)/.test(r.query) || r.path.includes("/watch/");
+
+export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultProxy> {
+  const requests: RecordedRequest[] = [];
+  const maxRecords = opts.maxRecords ?? 10_000;
+  const watches = new Map<ServerResponse, RecordedRequest>();
+  const sockets = new Set<Socket>();
+  const injections: {
+    match: (r: RecordedRequest) => boolean;
+    answer: InjectedAnswer;
+    left: number;
+  }[] = [];
+  let down: DownMode = false;
+  let delayMs = 0;
+  const upstream = new URL(opts.upstream);
+  const agent = new Agent({
+    keepAlive: true,
+    ca: opts.upstreamCa,
+    ...(opts.client ? { cert: opts.client.cert, key: opts.client.key } : {}),
+  });
+
+  const reply = (res: ServerResponse, status: number, body: unknown) => {
+    const text = JSON.stringify(body);
+    res.writeHead(status, {
+      "Content-Type": "application/json",
+      "Content-Length": Buffer.byteLength(text),
+    });
+    res.end(text);
+  };
+
+  const forward = (req: IncomingMessage, res: ServerResponse, rec: RecordedRequest) => {
+    const headers = { ...req.headers, host: upstream.host };
+    if (opts.client) delete headers["authorization"];
+    const up = request(
+      {
+        protocol: "https:",
+        hostname: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers,
+        agent,
+      },
+      (upRes) => {
+        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+        if (isWatch(rec)) {
+          watches.set(res, rec);
+          res.once("close", () => watches.delete(res));
+        }
+        upRes.pipe(res);
+        res.once("close", () => upRes.destroy());
+      },
+    );
+    up.on("error", (err) => {
+      if (!res.headersSent) reply(res, 502, kubeStatus(502, "InternalError", err.message));
+      else res.destroy();
+    });
+    req.pipe(up);
+  };
+
+  const server: Server = createServer(
+    { cert: opts.serving.cert, key: opts.serving.key },
+    (req, res) => {
+      const url = new URL(req.url ?? "/", "https://proxy");
+      const rec: RecordedRequest = {
+        method: req.method ?? "GET",
+        path: url.pathname,
+        query: url.search,
+        at: Date.now(),
+      };
+      requests.push(rec);
+      if (requests.length > maxRecords) requests.splice(0, requests.length - maxRecords);
+      const go = () => {
+        if (down === "503") {
+          req.resume();
+          return reply(
+            res,
+            503,
+            kubeStatus(
+              503,
+              "ServiceUnavailable",
+              "the server is currently unable to handle the request",
+            ),
+          );
+        }
+        const injected = injections.find((i) => i.left > 0 && i.match(rec));
+        if (injected) {
+          injected.left--;
+          req.resume();
+          return reply(res, injected.answer.status, injected.answer.body);
+        }
+        forward(req, res, rec);
+      };
+      if (delayMs > 0) setTimeout(go, delayMs);
+      else go();
+    },
+  );
+  server.on("connection", (socket: Socket) => {
+    if (down === "refuse") return socket.destroy();
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
+  const endWatches = (): number => {
+    const open = [...watches.keys()];
+    for (const res of open) res.destroy();
+    watches.clear();
+    return open.length;
+  };
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as { port: number };
+  return {
+    url: `https://127.0.0.1:${port}`,
+    requests,
+    setDown: (mode) => {
+      down = mode === true ? "503" : mode;
+      if (!down) return;
+      endWatches();
+      if (down === "refuse") for (const s of sockets) s.destroy();
+    },
+    setDelay: (ms) => (delayMs = ms),
+    endWatches,
+    openWatches: () => [...watches.values()],
+    inject: (match, answer, times = 1) => injections.push({ match, answer, left: times }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        endWatches();
+        for (const s of sockets) s.destroy();
+        agent.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
