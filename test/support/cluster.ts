@@ -61,7 +61,7 @@ const RBAC = "rbac.authorization.k8s.io/v1";
 
 export async function startVgateCluster(opts: VgateClusterOptions = {}): Promise<VgateCluster> {
   const plane = await startControlPlane(opts);
-  const admin = new KubeTestClient(plane.url, { ca: plane.ca.cert, client: plane.adminCert });
+  const admin = plane.admin;
   let vgate: Supervised | undefined;
   try {
     await installCrds(admin);
@@ -114,13 +114,11 @@ export async function startVgateCluster(opts: VgateClusterOptions = {}): Promise
         }),
       stop: () =>
         (stopped ??= (async () => {
-          admin.close();
           await running.stop();
           await plane.stop();
         })()),
     };
   } catch (err) {
-    admin.close();
     await vgate?.stop();
     await plane.stop();
     throw err;
@@ -145,9 +143,26 @@ export async function stopSharedCluster(): Promise<void> {
   await cluster?.stop();
 }
 
+/**
+ * The OwnedAccessKey CRD of manifests/ for another group domain (management.<domain>), rewritten
+ * as manifests/README.md tells users to: a keyspace of its own that no webhook watches, for tests
+ * that must see exactly the keys they made. Returns once it is Established.
+ */
+export async function installAccessKeyCrd(
+  admin: KubeTestClient,
+  groupDomain: string,
+): Promise<void> {
+  await installCrds(admin, (yaml) =>
+    yaml.replace(/management\.loft\.sh/g, `management.${groupDomain}`),
+  );
+}
+
 /** The CRDs of manifests/, applied and Established. */
-async function installCrds(admin: KubeTestClient): Promise<void> {
-  for (const crd of manifestObjects("manifests/crd-ownedaccesskeys.yaml")) {
+async function installCrds(
+  admin: KubeTestClient,
+  rewrite: (yaml: string) => string = (yaml) => yaml,
+): Promise<void> {
+  for (const crd of manifestObjects("manifests/crd-ownedaccesskeys.yaml", rewrite)) {
     await admin.apply(crd);
     const established = async () => {
       const live = await admin.get(crd);
@@ -165,17 +180,10 @@ async function installCrds(admin: KubeTestClient): Promise<void> {
 }
 
 /**
- * vgate's namespace, service account and RBAC, and a kubeconfig with a bound service-account token
- * from the TokenRequest API: what a pod's projected token gives it.
+ * vgate's RBAC, and a kubeconfig with a bound token of its service account from the TokenRequest
+ * API: what a pod's projected token gives it.
  */
 async function vgateIdentity(plane: ControlPlane, admin: KubeTestClient): Promise<string> {
-  await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: VGATE_NAMESPACE } });
-  const sa = {
-    apiVersion: "v1",
-    kind: "ServiceAccount",
-    metadata: { name: VGATE_SERVICE_ACCOUNT, namespace: VGATE_NAMESPACE },
-  };
-  await admin.apply(sa);
   await admin.apply({
     apiVersion: RBAC,
     kind: "ClusterRole",
@@ -200,19 +208,7 @@ async function vgateIdentity(plane: ControlPlane, admin: KubeTestClient): Promis
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "vgate" },
     subjects: [{ kind: "ServiceAccount", name: VGATE_SERVICE_ACCOUNT, namespace: VGATE_NAMESPACE }],
   });
-  const res = await admin.request<{ status?: { token?: string } }>(
-    "POST",
-    `/api/v1/namespaces/${VGATE_NAMESPACE}/serviceaccounts/${VGATE_SERVICE_ACCOUNT}/token`,
-    {
-      apiVersion: "authentication.k8s.io/v1",
-      kind: "TokenRequest",
-      spec: { expirationSeconds: 24 * 3600 },
-    },
-  );
-  const token = res.body.status?.token;
-  if (res.status !== 201 || !token) {
-    throw new Error(`TokenRequest for ${VGATE_USER}: ${res.status} ${JSON.stringify(res.body)}`);
-  }
+  const token = await plane.serviceAccountToken(VGATE_NAMESPACE, VGATE_SERVICE_ACCOUNT);
   return plane.tokenKubeconfig(token, "vgate");
 }
 
@@ -257,8 +253,8 @@ async function waitForWebhooks(admin: KubeTestClient, vgate: Supervised): Promis
   );
 }
 
-function manifestObjects(file: string): KubeObject[] {
-  return parseAllDocuments(repoFile(file))
+function manifestObjects(file: string, rewrite: (yaml: string) => string = (y) => y): KubeObject[] {
+  return parseAllDocuments(rewrite(repoFile(file)))
     .map((d) => d.toJS() as KubeObject | null)
     .filter((o): o is KubeObject => Boolean(o));
 }

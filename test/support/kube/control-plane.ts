@@ -10,6 +10,8 @@ import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { kubeBinaries } from "./binaries.js";
+import { startFaultProxy, type FaultProxy } from "./fault-proxy.js";
+import { KubeTestClient } from "./kube-client.js";
 import { writeKubeconfig } from "./kubeconfig-file.js";
 import { clientCert, serviceAccountKeys, servingCert, testCa, type CertAndKey } from "./pki.js";
 import { freePort, supervise, waitUntil, type Supervised } from "./processes.js";
@@ -41,10 +43,26 @@ export interface ControlPlane {
   etcdUrl: string;
   /** The working directory: certificates, logs (etcd.log, kube-apiserver.log), kubeconfigs. */
   dir: string;
-  /** Writes a kubeconfig whose user is a client certificate for `user` in `groups`. */
-  clientCertKubeconfig(user: string, groups?: readonly string[]): Promise<string>;
+  /** A client acting as ADMIN. */
+  admin: KubeTestClient;
+  /**
+   * Writes a kubeconfig whose user is a client certificate for `user` in `groups`; `server`
+   * (a fault proxy's URL, say) instead of the API server's when given.
+   */
+  clientCertKubeconfig(user: string, groups?: readonly string[], server?: string): Promise<string>;
   /** Writes a kubeconfig whose user is the bearer token `token`. */
-  tokenKubeconfig(token: string, name: string): Promise<string>;
+  tokenKubeconfig(token: string, name: string, server?: string): Promise<string>;
+  /**
+   * A bound token of the service account `namespace/name` from the TokenRequest API (what a
+   * pod's projected token is); the namespace and service account are made when missing.
+   */
+  serviceAccountToken(namespace: string, name: string): Promise<string>;
+  /**
+   * A fault-injecting proxy in front of this API server, serving a certificate of this CA (so
+   * kubeconfigs for it look like any other). Upstream it speaks as `client` when given, else with
+   * the caller's bearer token. Close it when done.
+   */
+  faultProxy(opts?: { client?: CertAndKey }): Promise<FaultProxy>;
   stop(): Promise<void>;
 }
 
@@ -96,15 +114,15 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     );
     const kubeconfigs = join(dir, "kubeconfigs");
     await mkdir(kubeconfigs);
-    const write = (name: string, user: { token?: string; client?: CertAndKey }) =>
-      writeKubeconfig(join(kubeconfigs, `${name}.kubeconfig`), {
-        server: url,
-        caPem: ca.cert,
-        name,
-        ...user,
-      });
+    const write = (name: string, user: { token?: string; client?: CertAndKey }, server = url) =>
+      writeKubeconfig(
+        join(kubeconfigs, `${safeName(name)}-${randomBytes(3).toString("hex")}.kubeconfig`),
+        { server, caPem: ca.cert, name: safeName(name), ...user },
+      );
     const adminKubeconfig = await write("admin", { client: adminCert });
-    const stopAll = stopper(apiserver, etcd.proc);
+    const admin = new KubeTestClient(url, { ca: ca.cert, client: adminCert });
+    const stopProcesses = stopper(apiserver, etcd.proc);
+    const proxies = new Set<FaultProxy>();
     return {
       url,
       ca,
@@ -112,12 +130,26 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       adminCert,
       etcdUrl: etcd.url,
       dir,
-      clientCertKubeconfig: async (user, groups = []) =>
-        write(`${safeName(user)}-${randomBytes(3).toString("hex")}`, {
-          client: await clientCert(ca, user, groups),
-        }),
-      tokenKubeconfig: (token, name) => write(safeName(name), { token }),
-      stop: stopAll,
+      admin,
+      clientCertKubeconfig: async (user, groups = [], server) =>
+        write(user, { client: await clientCert(ca, user, groups) }, server),
+      tokenKubeconfig: (token, name, server) => write(name, { token }, server),
+      serviceAccountToken: (namespace, name) => serviceAccountToken(admin, namespace, name),
+      faultProxy: async (proxyOpts = {}) => {
+        const proxy = await startFaultProxy({
+          upstream: url,
+          upstreamCa: ca.cert,
+          serving: await servingCert(ca, ["localhost"]),
+          ...(proxyOpts.client ? { client: proxyOpts.client } : {}),
+        });
+        proxies.add(proxy);
+        return proxy;
+      },
+      stop: async () => {
+        admin.close();
+        await Promise.all([...proxies].map((p) => p.close()));
+        await stopProcesses();
+      },
     };
   } catch (err) {
     await stopper(apiserver, etcd.proc)();
@@ -195,6 +227,31 @@ function stopper(apiserver: Supervised | undefined, etcd: Supervised): () => Pro
       await apiserver?.stop();
       await etcd.stop();
     })());
+}
+
+async function serviceAccountToken(
+  admin: KubeTestClient,
+  namespace: string,
+  name: string,
+): Promise<string> {
+  await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+  await admin.apply({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name, namespace } });
+  const res = await admin.request<{ status?: { token?: string } }>(
+    "POST",
+    `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
+    {
+      apiVersion: "authentication.k8s.io/v1",
+      kind: "TokenRequest",
+      spec: { expirationSeconds: 24 * 3600 },
+    },
+  );
+  const token = res.body.status?.token;
+  if (res.status !== 201 || !token) {
+    throw new Error(
+      `TokenRequest for ${namespace}/${name}: ${res.status} ${JSON.stringify(res.body)}`,
+    );
+  }
+  return token;
 }
 
 function safeName(s: string): string {
