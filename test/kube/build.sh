@@ -61,10 +61,16 @@ build() {
   say "built $bin in $((SECONDS - start)) s ($(du -h "$out/$bin" | cut -f1))"
 }
 
+# What kube's own release build stamps into /version (hack/lib/version.sh). The module proxy has
+# no commit hash, so gitCommit stays empty rather than the "$Format:%H$" placeholder; the build
+# date is the release tag's time, so the binary is the same whenever it is built.
+build_date=$(cd "$here/apiserver" && "$GO" list -m -f '{{with .Time}}{{.UTC.Format "2006-01-02T15:04:05Z"}}{{end}}' k8s.io/kubernetes)
+minor=${KUBE_VERSION#v1.}
+minor=${minor%%.*}
 kube_ldflags="-s -w"
 for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
-  kube_ldflags+=" -X $p.gitVersion=$KUBE_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
+  kube_ldflags+=" -X $p.gitVersion=$KUBE_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor"
+  kube_ldflags+=" -X $p.gitTreeState=clean -X $p.gitCommit= -X $p.buildDate=$build_date"
 done
 build etcd etcd go.etcd.io/etcd/server/v3 "-s -w"
 build kube-apiserver apiserver k8s.io/kubernetes/cmd/kube-apiserver "$kube_ldflags"
