@@ -9,6 +9,7 @@ import { Contract } from "./contract.js";
 import { createTests } from "./create.js";
 import { deleteTests } from "./delete.js";
 import { dryRunTests } from "./dry-run.js";
+import { firstStepsTests } from "./first-steps.js";
 import { invalidTests } from "./invalid.js";
 import { ownershipTests } from "./ownership.js";
 import { patchTests } from "./patch.js";
@@ -34,5 +35,6 @@ const skip = !real && !HAVE_KUBE;
     describe("delete", () => deleteTests(contract));
     describe("422 Invalid", () => invalidTests(contract));
     describe("ownership", () => ownershipTests(contract));
+    describe("a new user's first steps", () => firstStepsTests(contract));
   },
 );
