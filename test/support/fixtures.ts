@@ -1,4 +1,5 @@
-// Loads wire-format samples from ../shared/fixtures (read-only, never copied into the repo).
+// Loads the wire-format samples in test/fixtures/ (see test/fixtures/README.md) and other files of
+// the repository.
 
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
@@ -6,8 +7,22 @@ import { fileURLToPath } from "node:url";
 
 /** The repository root (tests run from dist/test/..., sources live in test/...). */
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
+
+/**
+ * The maintainers' folder next to the checkout. Users do not have it, so only `make bench`
+ * (test/bench/patches.ts: its corpus and the goja harness) may use it; tests must not.
+ */
 export const sharedDir = resolve(repoRoot, "../shared");
 
+/** A Kubernetes wire-format sample from test/fixtures/k8s-wire/, parsed. */
+export function fixture<T = unknown>(name: string): T {
+  return JSON.parse(repoFile(`test/fixtures/k8s-wire/${name}`)) as T;
+}
+
+/**
+ * @deprecated Reads ../shared/fixtures, which users do not have. Kept only until
+ * test/support/apiserver/webhook-call.test.ts moves to `fixture`; use `fixture` instead.
+ */
 export function sharedFixture<T = unknown>(name: string): T {
   return JSON.parse(readFileSync(resolve(sharedDir, "fixtures/k8s-wire", name), "utf8")) as T;
 }

@@ -1,8 +1,9 @@
-// Builders for AdmissionReview requests about OwnedAccessKeys, shaped like the wire fixture in
-// ../shared/fixtures/k8s-wire/admission.k8s.io.v1.AdmissionReview.json.
+// Builders for AdmissionReview requests about OwnedAccessKeys, shaped like the wire fixture
+// test/fixtures/k8s-wire/admission.k8s.io.v1.AdmissionReview.json (a CREATE as kube-apiserver
+// sends it; see test/fixtures/README.md).
 
 import { randomUUID } from "node:crypto";
-import { sharedFixture } from "./fixtures.js";
+import { fixture } from "./fixtures.js";
 
 type Json = Record<string, unknown>;
 
@@ -32,11 +33,31 @@ export function accessKey(
   };
 }
 
-/** Takes the shared round-trip fixture and fills it with a realistic OwnedAccessKey request. */
+/** The `options` kube sends with each operation (CREATE's are the fixture's own). */
+function optionsFor(operation: string, createOptions: unknown): Json | null {
+  const meta = { apiVersion: "meta.k8s.io/v1" };
+  switch (operation) {
+    case "CREATE":
+      return createOptions as Json;
+    case "UPDATE":
+      return { kind: "UpdateOptions", ...meta };
+    case "DELETE":
+      return { kind: "DeleteOptions", ...meta };
+    default:
+      return null;
+  }
+}
+
+/**
+ * Takes the repository's wire fixture and fills it with the OwnedAccessKey request asked for. The
+ * fixture's field order is kept, and empty strings are left out as Go's `omitempty` does (a
+ * cluster-scoped resource has no namespace; a CREATE with only generateName has no name).
+ */
 export function review(input: ReviewInput): Json {
-  const fixture = sharedFixture<Json>("admission.k8s.io.v1.AdmissionReview.json");
+  const wire = fixture<Json>("admission.k8s.io.v1.AdmissionReview.json");
   const group = input.group ?? "management.loft.sh";
-  const request = { ...(fixture.request as Json) };
+  const request = { ...(wire.request as Json) };
+  const operation = input.operation ?? "CREATE";
   const obj = input.object === undefined ? accessKey(input.name ?? "k1") : input.object;
   const name =
     input.name ?? ((obj?.metadata as Json | undefined)?.name as string | undefined) ?? "";
@@ -46,11 +67,8 @@ export function review(input: ReviewInput): Json {
     resource: { group, version: "v1", resource: "ownedaccesskeys" },
     requestKind: { group, version: "v1", kind: "OwnedAccessKey" },
     requestResource: { group, version: "v1", resource: "ownedaccesskeys" },
-    subResource: "",
-    requestSubResource: "",
     name,
-    namespace: "",
-    operation: input.operation ?? "CREATE",
+    operation,
     userInfo: {
       username: input.username ?? "alice",
       uid: "u-1",
@@ -60,7 +78,8 @@ export function review(input: ReviewInput): Json {
     object: obj,
     oldObject: input.oldObject ?? null,
     dryRun: input.dryRun ?? false,
-    options: null,
+    options: optionsFor(operation, request.options),
   });
+  if (name === "") delete request.name;
   return { apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", request };
 }

@@ -135,7 +135,7 @@ describe("owner-references", () => {
       );
       assert.deepEqual(got[0]!.ref, { ...user("b"), blockOwnerDeletion: true });
     });
-    it("ignores references that were already blocking (project decision 2)", () => {
+    it("ignores references that were already blocking (docs/decisions.md OAK-2)", () => {
       assert.deepEqual(newlyBlockingOwnerReferences([blocking("a")], [blocking("a")]), []);
       // Same UID at another position: still the same owner.
       assert.deepEqual(

@@ -11,7 +11,7 @@ import { isRfc3339, validateSpec } from "../../../webhook/src/accesskeys/spec.js
 const texts = (errors: FieldError[]): string[] => errors.map(fieldErrorText);
 const errorsFor = (spec: unknown): string[] => texts(validateSpec(spec));
 
-/** A spec that sets every field of the product document to a valid value. */
+/** A spec that sets every field of docs/reference.md#ownedaccesskey-fields to a valid value. */
 const FULL_SPEC = {
   displayName: "CI key",
   description: "used by the pipeline",

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { KubeError } from "../../../webhook/src/api/status.js";
 import { decodeAdmissionReview } from "../../../webhook/src/admission/review.js";
-import { sharedFixture } from "../../support/fixtures.js";
+import { fixture } from "../../support/fixtures.js";
 import { review } from "../../support/reviews.js";
 
 type Json = Record<string, unknown>;
@@ -14,32 +14,59 @@ function badRequest(body: unknown, pattern: RegExp): void {
 }
 
 describe("decodeAdmissionReview", () => {
-  it("decodes every field of the wire fixture", () => {
-    const fixture = sharedFixture<Json>("admission.k8s.io.v1.AdmissionReview.json");
-    const req = fixture.request as Json;
-    req.operation = "UPDATE"; // the fixture holds a placeholder
-    const decoded = decodeAdmissionReview(fixture);
-    assert.equal(decoded.uid, "uidValue");
+  it("decodes every field of the wire fixture, as kube-apiserver sends it", () => {
+    const wire = fixture<Json>("admission.k8s.io.v1.AdmissionReview.json");
+    const decoded = decodeAdmissionReview(wire);
+    assert.equal(decoded.uid, "3b1f6c2e-8d4a-4f7e-9a51-0c6d2e9b7f14");
     assert.deepEqual(decoded.kind, {
-      group: "groupValue",
-      version: "versionValue",
-      kind: "kindValue",
+      group: "management.loft.sh",
+      version: "v1",
+      kind: "OwnedAccessKey",
     });
-    assert.equal(decoded.resource.resource, "resourceValue");
-    assert.equal(decoded.subResource, "subResourceValue");
-    assert.equal(decoded.name, "nameValue");
-    assert.equal(decoded.namespace, "namespaceValue");
-    assert.deepEqual(decoded.userInfo.groups, ["groupsValue"]);
-    assert.deepEqual(decoded.userInfo.extra?.extraKey, ["extraValue"]);
-    assert.equal(decoded.dryRun, true);
-    assert.equal((decoded.object as Json).kind, "CustomType");
+    assert.deepEqual(decoded.resource, {
+      group: "management.loft.sh",
+      version: "v1",
+      resource: "ownedaccesskeys",
+    });
+    // Left out on the wire (empty, cluster-scoped): decoded as "".
+    assert.equal(decoded.subResource, "");
+    assert.equal(decoded.namespace, "");
+    assert.equal(decoded.name, "release-bot");
+    assert.equal(decoded.operation, "CREATE");
+    assert.equal(decoded.userInfo.username, "system:serviceaccount:ci:release-bot");
+    assert.equal(decoded.userInfo.uid, "9e0d4b7a-5c21-4d8f-b3e6-71a2f0c4d958");
+    assert.deepEqual(decoded.userInfo.groups, [
+      "system:serviceaccounts",
+      "system:serviceaccounts:ci",
+      "system:authenticated",
+    ]);
+    assert.deepEqual(decoded.userInfo.extra?.["authentication.kubernetes.io/pod-name"], [
+      "release-pipeline-7d9c5-x2k8p",
+    ]);
+    assert.equal(Object.keys(decoded.userInfo.extra ?? {}).length, 5);
+    assert.equal(decoded.dryRun, false);
+    assert.equal(decoded.oldObject, null);
+    const object = decoded.object as Json;
+    assert.equal(object.kind, "OwnedAccessKey");
+    assert.equal((object.metadata as Json).name, "release-bot");
+    assert.equal((object.spec as Json).ttl, 2592000);
+  });
+
+  it("decodes a CREATE that comes without name (generateName), as kube sends it", () => {
+    const wire = fixture<Json>("admission.k8s.io.v1.AdmissionReview.json");
+    delete (wire.request as Json).name;
+    assert.equal(decodeAdmissionReview(wire).name, "");
   });
 
   it("rejects the v1beta1 AdmissionReview with a message naming v1", () => {
-    badRequest(
-      sharedFixture("admission.k8s.io.v1beta1.AdmissionReview.json"),
-      /admission\.k8s\.io\/v1/,
-    );
+    badRequest(fixture("admission.k8s.io.v1beta1.AdmissionReview.json"), /admission\.k8s\.io\/v1/);
+  });
+
+  it("review() builds on the wire fixture: kube's field order, empty strings left out", () => {
+    const wire = fixture<{ request: Json }>("admission.k8s.io.v1.AdmissionReview.json");
+    assert.deepEqual(Object.keys(review({}).request as Json), Object.keys(wire.request));
+    const generated = review({ object: { metadata: { generateName: "ci-" } } });
+    assert.equal("name" in (generated.request as Json), false);
   });
 
   it("rejects non-objects", () => {

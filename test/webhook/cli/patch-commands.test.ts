@@ -96,7 +96,8 @@ describe("vgate check-config / patch / translate / bench", function () {
     assert.equal(r.status, 0, r.stderr);
     const out = JSON.parse(r.stdout) as Json;
     assert.deepEqual((out.metadata as Json).annotations, { owner: "team-a" });
-    // patches[1] has no reverseExpression: the field is dropped from the change set (decision 6).
+    // patches[1] has no reverseExpression: the field is dropped from the change set
+    // (docs/decisions.md EPS-6).
     assert.deepEqual(out.subsets, [{ addresses: [{}] }]);
   });
 
@@ -229,7 +230,7 @@ describe("vgate check-config / patch / translate / bench", function () {
     assert.equal(meta.annotations["vcluster.loft.sh/object-kind"], "/v1, Kind=Endpoints");
     assert.equal(meta.labels["vcluster.loft.sh/managed-by"], "my-vcluster");
     assert.equal(meta.annotations.owner, "tenant-team-a");
-    // The reference patch: single-namespace short name (decision 1).
+    // The reference patch: single-namespace short name (docs/decisions.md EPS-1).
     assert.match(meta.annotations["example.com/tls-secret"]!, /^v[0-9a-z]{13}$/);
     const address = (out.subsets as { addresses: Json[] }[])[0]!.addresses[0] as {
       targetRef: Json;

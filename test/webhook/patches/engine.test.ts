@@ -30,7 +30,7 @@ type Fn = (
   a: typeof atob,
 ) => Json | undefined;
 
-/** A plain runner (no sandbox): the expression's completion value, as decision 8 describes. */
+/** A plain runner (no sandbox): the expression's completion value, as docs/decisions.md EPS-8 describes. */
 function plainRunner(
   specs: PatchSpec[],
   direction: Direction,
@@ -92,7 +92,7 @@ function patchError(fn: () => unknown): PatchError {
 }
 
 describe("patches/engine", () => {
-  describe("c.6 documentation examples", () => {
+  describe("documentation examples (docs/reference.md#patch-doc-examples)", () => {
     it("Pods image rewrite", () => {
       const specs = [
         {
@@ -240,7 +240,7 @@ describe("patches/engine", () => {
       assert.deepEqual(out.object, { a: { b: "changed" }, list: [2, 3] });
     });
 
-    it("never creates keys or extends arrays (b.6 #11)", () => {
+    it("never creates keys or extends arrays (docs/reference.md#patch-path-edge-cases item 11)", () => {
       const specs = [
         { path: `metadata.annotations["new"]`, expression: '"v"' },
         { path: "list[5]", expression: '"v"' },
@@ -261,7 +261,7 @@ describe("patches/engine", () => {
   });
 
   describe("context", () => {
-    it("passes vcluster, both objects and the canonical matched path (decision 4)", () => {
+    it("passes vcluster, both objects and the canonical matched path (docs/decisions.md EPS-4)", () => {
       const seen: ExpressionContext[] = [];
       const object = {
         subsets: [{ addresses: [{ hostname: "a" }, { hostname: "b" }] }],
@@ -313,7 +313,7 @@ describe("patches/engine", () => {
     });
   });
 
-  describe("decision 5: result handling", () => {
+  describe("docs/decisions.md EPS-5: result handling", () => {
     it("null or undefined deletes an object key", () => {
       const specs = [
         { path: "a", expression: "null" },
@@ -398,7 +398,7 @@ describe("patches/engine", () => {
     });
   });
 
-  describe("decision 6: a missing expression for this direction drops the field", () => {
+  describe("docs/decisions.md EPS-6: a missing expression for this direction drops the field", () => {
     it("reverseExpression only: dropped going to the host, transformed coming back", () => {
       const specs = [
         { path: `metadata.annotations["k"]`, reverseExpression: "value.toLowerCase()" },
@@ -574,7 +574,7 @@ describe("patches/engine", () => {
         { path: `metadata.annotations["secret"]`, reference: { apiVersion: "v1", kind: "Secret" } },
       ];
       const out = apply({ specs, object: { metadata: { annotations: { secret: "my-secret" } } } });
-      // d.4 example 1: HostNameShort(my-secret, default, my-vcluster).
+      // docs/reference.md#host-name-examples #1: HostNameShort(my-secret, default, my-vcluster).
       assert.deepEqual(out.object, { metadata: { annotations: { secret: "v5ri45ovgqam9c" } } });
       assert.equal(out.references.length, 1);
       assert.equal(out.explain[0]!.action, "reference");

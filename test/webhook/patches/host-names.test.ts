@@ -18,7 +18,7 @@ const bytes = (s: string): number => Buffer.byteLength(s, "utf8");
 const sha256Hex = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex");
 
 describe("patches/host-names", () => {
-  describe("d.4 worked examples", () => {
+  describe("worked examples (docs/reference.md#host-name-examples)", () => {
     // [name, namespace, vc, HostName, HostNameShort]
     const table: [string, string, string, string, string | null][] = [
       [
@@ -179,7 +179,7 @@ describe("patches/host-names", () => {
     );
   });
 
-  describe("e.1 label keys", () => {
+  describe("label keys (docs/reference.md#label-keys)", () => {
     const table: [string, string, string, string][] = [
       ["vcluster.loft.sh/label", "release", "suffix", "vcluster.loft.sh/label-suffix-x-a4d451ec23"],
       [
@@ -233,7 +233,7 @@ describe("patches/host-names", () => {
     });
   });
 
-  describe("virtualToHostDNS (Appendix)", () => {
+  describe("virtualToHostDNS (docs/reference.md#virtual-to-host-dns)", () => {
     const vc = { name: "vcluster", namespace: "vcluster-ns" };
     it("rewrites name.namespace.svc with and without a domain", () => {
       assert.equal(

@@ -14,10 +14,10 @@ const run = (value: Json, direction: "toHost" | "toVirtual" = "toHost") =>
   applyLabelsPatch({ value, direction, vcluster: VC, virtualObject });
 
 describe("patches/labels-patch", () => {
-  it("a string map to the host: keys translated and scoping labels added (e.3)", () => {
+  it("a string map to the host: keys translated and scoping labels added (docs/reference.md#labels-patch-translator)", () => {
     const out = run({ app: "web", release: "r1" });
     assert.equal(out.kind, "set");
-    // e.1 fixture: release in vCluster "suffix".
+    // docs/reference.md#label-keys example: release in vCluster "suffix".
     assert.deepEqual(out.kind === "set" && out.value, {
       app: "web",
       "vcluster.loft.sh/label-suffix-x-a4d451ec23": "r1",
@@ -47,7 +47,7 @@ describe("patches/labels-patch", () => {
     assert.deepEqual(back.kind === "set" && back.value, selector);
   });
 
-  it("any other shape is kept with a warning (decision 3)", () => {
+  it("any other shape is kept with a warning (docs/decisions.md EPS-3)", () => {
     const odd: Json[] = [
       "s",
       1,

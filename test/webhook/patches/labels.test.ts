@@ -20,7 +20,7 @@ import type { JsonObject } from "../../../webhook/src/patches/types.js";
 const suffix = { name: "suffix", namespace: "vcluster-suffix" };
 const myVc = { name: "my-vcluster", namespace: "vcluster-my-vcluster" };
 
-// e.1 worked examples
+// Worked examples from docs/reference.md#label-keys
 const RELEASE_SUFFIX = "vcluster.loft.sh/label-suffix-x-a4d451ec23";
 const NAMESPACE_SUFFIX = "vcluster.loft.sh/label-suffix-x-101dcd4e86";
 const MANAGED_BY_SUFFIX = "vcluster.loft.sh/label-suffix-x-e5f1b28ab2";
@@ -39,7 +39,7 @@ describe("patches/labels", () => {
     );
   });
 
-  describe("hostLabel / isTranslatedLabel / virtualLabel (e.1)", () => {
+  describe("hostLabel / isTranslatedLabel / virtualLabel (docs/reference.md#label-keys)", () => {
     const table: [string, { name: string; namespace: string }, string][] = [
       ["release", suffix, RELEASE_SUFFIX],
       [NamespaceLabel, suffix, NAMESPACE_SUFFIX],
@@ -76,7 +76,7 @@ describe("patches/labels", () => {
     });
   });
 
-  describe("hostLabelsMap (e.2)", () => {
+  describe("hostLabelsMap (docs/reference.md#label-maps)", () => {
     it("null gives null", () => {
       assert.equal(hostLabelsMap(null, null, "default", true, suffix), null);
     });
@@ -147,7 +147,7 @@ describe("patches/labels", () => {
     });
   });
 
-  describe("virtualLabelsMap (e.2)", () => {
+  describe("virtualLabelsMap (docs/reference.md#label-maps)", () => {
     it("null gives null", () => {
       assert.equal(virtualLabelsMap(null, null, suffix), null);
       assert.equal(virtualLabelsMap(null, { a: "1" }, suffix), null);

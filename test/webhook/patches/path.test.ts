@@ -27,7 +27,7 @@ function syntaxError(path: string): PathSyntaxError {
 }
 
 describe("patches/path", () => {
-  describe("parsePath: vCluster's grammar (b.1)", () => {
+  describe("parsePath: vCluster's grammar (docs/reference.md#patch-path-grammar)", () => {
     it("splits on dots and brackets, dropping quotes", () => {
       assert.deepEqual(shape(`metadata.annotations["my/key"]`), [
         "k:metadata",
@@ -79,7 +79,7 @@ describe("patches/path", () => {
     });
   });
 
-  describe("b.6 checklist", () => {
+  describe("edge cases, numbered as in docs/reference.md#patch-path-edge-cases", () => {
     it("1: bracket, dotted-quote and unquoted-bracket keys are equivalent", () => {
       const a = canonicalPath(parsePath(`metadata.annotations["my/key"]`));
       assert.equal(canonicalPath(parsePath(`metadata.annotations."my/key"`)), a);
@@ -87,7 +87,7 @@ describe("patches/path", () => {
       assert.deepEqual(shape(`metadata.annotations[my.key]`).at(-1), "k:my.key");
     });
 
-    it("2 (decision 7): single-quoted bracket keys are quoted keys", () => {
+    it("2 (docs/decisions.md EPS-7): single-quoted bracket keys are quoted keys", () => {
       assert.deepEqual(
         shape(`metadata.annotations['metallb.universe.tf/address-pool']`).at(-1),
         "k:metallb.universe.tf/address-pool",
@@ -110,7 +110,7 @@ describe("patches/path", () => {
       assert.equal(parsePath("a.0")[1]?.kind, "index");
     });
 
-    it("4 (decision 7): a negative index is rejected, naming it and its position", () => {
+    it("4 (docs/decisions.md EPS-7): a negative index is rejected, naming it and its position", () => {
       const err = syntaxError(`spec.ports[-1].name`);
       assert.equal(err.position, 10);
       assert.match(err.message, /negative index -1 at position 10/);
@@ -154,7 +154,7 @@ describe("patches/path", () => {
     });
   });
 
-  describe("wildcards (decision 7)", () => {
+  describe("wildcards (docs/decisions.md EPS-7)", () => {
     it("accepts bare * and [*] anywhere, including last", () => {
       assert.deepEqual(shape(`metadata.annotations.*`), ["k:metadata", "k:annotations", "*"]);
       assert.deepEqual(shape(`spec.rules.*.host`), ["k:spec", "k:rules", "*", "k:host"]);
@@ -196,7 +196,7 @@ describe("patches/path", () => {
     });
   });
 
-  describe("formatMatchedPath (decision 4)", () => {
+  describe("formatMatchedPath (docs/decisions.md EPS-4)", () => {
     it("joins keys and indices with dots", () => {
       assert.equal(
         formatMatchedPath(["subsets", 0, "addresses", 1, "hostname"]),

@@ -49,8 +49,8 @@ function tableResolver(
 }
 
 describe("patches/reference", () => {
-  describe("to host, single-namespace mode (decision 1)", () => {
-    it("simple form: the short host name from the virtual object's namespace (d.4 #1)", () => {
+  describe("to host, single-namespace mode (docs/decisions.md EPS-1)", () => {
+    it("simple form: the short host name from the virtual object's namespace (docs/reference.md#host-name-examples #1)", () => {
       const out = applyReferencePatch(input(SECRET, "my-secret"));
       assert.equal(out.kind, "set");
       assert.equal(out.kind === "set" && out.value, "v5ri45ovgqam9c");
@@ -64,12 +64,12 @@ describe("patches/reference", () => {
       });
     });
 
-    it("keeps the leading-zero quirk of base36 (d.4 #5)", () => {
+    it("keeps the leading-zero quirk of base36 (docs/reference.md#host-name-examples #5)", () => {
       const out = applyReferencePatch(input(SECRET, "ep-14"));
       assert.equal(out.kind === "set" && out.value, "v0qlj0x03ss950");
     });
 
-    it("structured form: name and namespace rewritten from namespacePath (d.4 #2)", () => {
+    it("structured form: name and namespace rewritten from namespacePath (docs/reference.md#host-name-examples #2)", () => {
       const spec = { ...SECRET, namePath: "name", namespacePath: "namespace" };
       const out = applyReferencePatch(
         input(
@@ -124,7 +124,7 @@ describe("patches/reference", () => {
       assert.match(out.warning ?? "", /no namespace/);
     });
 
-    it("a wildcard sub-path matching several values is an error (d.1)", () => {
+    it("a wildcard sub-path matching several values is an error (docs/reference.md#reference-patches)", () => {
       const spec = { ...SECRET, namePath: "names[*]" };
       assert.throws(
         () => applyReferencePatch(input(spec, { names: ["a", "b"] })),
@@ -158,7 +158,7 @@ describe("patches/reference", () => {
     });
   });
 
-  describe("to virtual (d.5)", () => {
+  describe("to virtual (docs/reference.md#reference-patches-reverse)", () => {
     it("asks the resolver with the host namespace and writes the virtual name", () => {
       const asked: string[] = [];
       const resolver = tableResolver(

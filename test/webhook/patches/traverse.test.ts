@@ -38,14 +38,14 @@ describe("patches/traverse", () => {
     ]);
   });
 
-  it("an out-of-range index skips only that match (b.6 #5)", () => {
+  it("an out-of-range index skips only that match (docs/reference.md#patch-path-edge-cases item 5)", () => {
     assert.deepEqual(matched(doc, "subsets[*].addresses[1].ip"), [
       ["subsets", 0, "addresses", 1, "ip"],
     ]);
     assert.deepEqual(matched(doc, "subsets[5]"), []);
   });
 
-  it("an index on an object is the key (b.6 #3)", () => {
+  it("an index on an object is the key (docs/reference.md#patch-path-edge-cases item 3)", () => {
     assert.deepEqual(matched(doc, "metadata.annotations[0]"), [["metadata", "annotations", "0"]]);
     assert.deepEqual(matched(doc, "metadata.annotations.0"), [["metadata", "annotations", "0"]]);
   });
@@ -54,17 +54,17 @@ describe("patches/traverse", () => {
     assert.deepEqual(matched(doc, "subsets.first"), []);
   });
 
-  it("null and scalar intermediates match nothing (b.6 #7)", () => {
+  it("null and scalar intermediates match nothing (docs/reference.md#patch-path-edge-cases item 7)", () => {
     assert.deepEqual(matched(doc, "n.x"), []);
     assert.deepEqual(matched(doc, "s.length"), []);
     assert.deepEqual(matched(doc, "s[*]"), []);
   });
 
-  it("an existing key with a null value matches (b.6 #8)", () => {
+  it("an existing key with a null value matches (docs/reference.md#patch-path-edge-cases item 8)", () => {
     assert.deepEqual(matched(doc, "metadata.annotations.c"), [["metadata", "annotations", "c"]]);
   });
 
-  it("missing keys are never matched (b.6 #11)", () => {
+  it("missing keys are never matched (docs/reference.md#patch-path-edge-cases item 11)", () => {
     assert.deepEqual(matched(doc, `metadata.annotations["missing"]`), []);
     assert.deepEqual(matched(doc, `metadata.labels.x`), []);
   });

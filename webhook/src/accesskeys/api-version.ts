@@ -1,5 +1,5 @@
-// apiVersion and kind. Only management.<group-domain>/v1 OwnedAccessKey exists (project decision
-// 1: "Any other apiVersion is rejected with a clear message").
+// apiVersion and kind. Only management.<group-domain>/v1 OwnedAccessKey exists, and anything else
+// is denied with a message naming it (docs/decisions.md OAK-1).
 
 import { notSupported, required, type FieldError } from "../api/field-errors.js";
 import type { ResourceIdentity } from "../api/ownedaccesskey.js";

@@ -1,7 +1,7 @@
-// Project decision 2: setting blockOwnerDeletion on an ownerReference needs `delete` permission on
-// the owner. We ask the API server (SubjectAccessReview for the requesting user), mapping the
-// owner's apiVersion/kind to its resource through discovery. A denial is 422 Invalid with a
-// FieldValueForbidden cause, keeping kube's wording so people can search for it.
+// docs/decisions.md OAK-2: setting blockOwnerDeletion on an ownerReference needs `delete`
+// permission on the owner. We ask the API server (SubjectAccessReview for the requesting user),
+// mapping the owner's apiVersion/kind to its resource through discovery. A denial is 422 Invalid
+// with a FieldValueForbidden cause, keeping kube's wording so people can search for it.
 
 import { forbidden, type FieldError } from "../api/field-errors.js";
 import type { OwnerReference } from "../api/ownedaccesskey.js";

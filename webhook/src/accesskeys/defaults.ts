@@ -1,6 +1,7 @@
-// Defaults filled in on CREATE (project decision 8), so that a bare `spec: {}` becomes a usable key
-// owned by the caller, as Loft's server does. A field is only filled when it is missing or "": a
-// value of the wrong type is left for validation to reject.
+// Defaults filled in on CREATE (docs/decisions.md OAK-8), so that a bare `spec: {}` becomes a
+// usable key owned by the caller, as Loft's server does (docs/reference.md#loft-server-defaults). A
+// field is only filled when it is missing or "": a value of the wrong type is left for validation
+// to reject.
 
 import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
 import { isObject, own, type JsonObject } from "./json-fields.js";

@@ -1,7 +1,8 @@
-// metadata.deletionTimestamp and metadata.deletionGracePeriodSeconds (ownedaccesskey.md 2.10;
-// project decision 5). Only the API server sets them, on DELETE. Once set, the timestamp "may not
-// be unset or be set further into the future, although it may be shortened" (ObjectMeta doc).
-// kube silently wipes or restores client changes here; we reject them instead.
+// metadata.deletionTimestamp and metadata.deletionGracePeriodSeconds
+// (docs/reference.md#kube-deletion-timestamp; docs/decisions.md OAK-5). Only the API server sets
+// them, on DELETE. Once set, the timestamp "may not be unset or be set further into the future,
+// although it may be shortened" (ObjectMeta's doc in k8s.io/apimachinery pkg/apis/meta/v1). kube
+// silently wipes or restores client changes here; we reject them instead.
 
 import { forbidden, invalid, type FieldError } from "../api/field-errors.js";
 import type { ObjectMeta } from "../api/ownedaccesskey.js";

@@ -1,5 +1,6 @@
-// Deprecated spec fields stay accepted (project decision 6), but each one present in a request adds
-// an AdmissionResponse warning naming its replacement. kube advises warnings under ~120 characters.
+// Deprecated spec fields stay accepted (docs/decisions.md OAK-6), but each one present in a request
+// adds an AdmissionResponse warning naming its replacement. kube advises warnings under ~120
+// characters (docs/reference.md#kube-admission-review).
 
 import { isSet, ownPath } from "./json-fields.js";
 

@@ -1,4 +1,4 @@
-// metadata.finalizers (ownedaccesskey.md 2.6): apimachinery's ValidateFinalizers and
+// metadata.finalizers (docs/reference.md#kube-finalizers): apimachinery's ValidateFinalizers and
 // ValidateNoNewFinalizers, and the warnings the custom-resource strategy gives for newly added
 // finalizers without a domain (apiextensions-apiserver customresource/validator.go).
 

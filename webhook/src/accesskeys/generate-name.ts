@@ -1,6 +1,7 @@
-// Name generation for `metadata.generateName` (project decision 4). The mutating webhook does what
-// kube's names.SimpleNameGenerator and the RetryGenerateName store do, so that it can report a
-// collision itself: the prefix cut to 58 characters plus 5 random characters, up to 8 tries.
+// Name generation for `metadata.generateName` (docs/decisions.md OAK-4). The mutating webhook does
+// what kube's names.SimpleNameGenerator and the RetryGenerateName store do
+// (docs/reference.md#kube-generate-name), so that it can report a collision itself: the prefix cut
+// to 58 characters plus 5 random characters, up to 8 tries.
 
 import { randomInt } from "node:crypto";
 

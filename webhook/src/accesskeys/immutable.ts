@@ -1,8 +1,9 @@
-// What an UPDATE may not change (ownedaccesskey.md 2.7, 2.9): apimachinery's
-// ValidateObjectMetaAccessorUpdate for name, namespace, uid, creationTimestamp, resourceVersion and
-// generation. kube's rest.BeforeUpdate restores uid, creationTimestamp and generation when the
-// client leaves them out, so an omitted value is accepted here too; a different value is rejected
-// (project decision 5) instead of being silently reverted.
+// What an UPDATE may not change (docs/reference.md#kube-update-immutability; for generation,
+// docs/reference.md#kube-labels-annotations): apimachinery's ValidateObjectMetaAccessorUpdate for
+// name, namespace, uid, creationTimestamp, resourceVersion and generation. kube's rest.BeforeUpdate
+// restores uid, creationTimestamp and generation when the client leaves them out, so an omitted
+// value is accepted here too; a different value is rejected (docs/decisions.md OAK-5) instead of
+// being silently reverted.
 
 import { invalid, type FieldError } from "../api/field-errors.js";
 import type { ObjectMeta } from "../api/ownedaccesskey.js";

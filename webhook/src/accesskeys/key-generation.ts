@@ -1,5 +1,5 @@
-// New access keys (project decision 8): at least 256 bits from a CSPRNG, in URL-safe characters so
-// the key can sit in a header, a URL or a kubeconfig without escaping.
+// New access keys (docs/decisions.md OAK-8): at least 256 bits from a CSPRNG, in URL-safe
+// characters so the key can sit in a header, a URL or a kubeconfig without escaping.
 
 import { randomBytes } from "node:crypto";
 

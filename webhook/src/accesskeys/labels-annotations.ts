@@ -1,6 +1,7 @@
-// metadata.labels and metadata.annotations (ownedaccesskey.md 2.7): metav1validation.ValidateLabels
-// and apimachinery's ValidateAnnotations. Keys come from the client, so the maps are only read
-// through Object.entries: a `__proto__` key is an ordinary (invalid) key here.
+// metadata.labels and metadata.annotations (docs/reference.md#kube-labels-annotations):
+// metav1validation.ValidateLabels and apimachinery's ValidateAnnotations. Keys come from the
+// client, so the maps are only read through Object.entries: a `__proto__` key is an ordinary
+// (invalid) key here.
 
 import { invalid, tooLong, type FieldError } from "../api/field-errors.js";
 import { isAbsent, isObject, wrongType } from "./json-fields.js";

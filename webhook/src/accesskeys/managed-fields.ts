@@ -1,7 +1,7 @@
-// metadata.managedFields (ownedaccesskey.md 2.8): apimachinery's ValidateManagedFields with the
-// Kubernetes <= 1.36 messages. In a cluster kube's field manager replaces undecodable entries
-// before admission, so this matters mostly when the webhook is used on its own; the project spec
-// asks for it either way.
+// metadata.managedFields (docs/reference.md#kube-managed-fields): apimachinery's
+// ValidateManagedFields with the Kubernetes <= 1.36 messages. In a cluster kube's field manager
+// replaces undecodable entries before admission, so this matters mostly when the webhook is used on
+// its own; docs/decisions.md OAK-5 asks for it either way.
 
 import { invalid, tooLong, type FieldError } from "../api/field-errors.js";
 import {

@@ -1,6 +1,8 @@
-// All ObjectMeta rules for an OwnedAccessKey write (ownedaccesskey.md section 2, project decision
-// 5): what kube's ValidateObjectMetaAccessor (CREATE, and UPDATE through the generic registry) and
-// ValidateObjectMetaAccessorUpdate (UPDATE) check, plus the deletionTimestamp lifecycle.
+// All ObjectMeta rules for an OwnedAccessKey write (docs/decisions.md OAK-5; the rules are the
+// kube-* sections of docs/reference.md, docs/reference.md#kube-object-names to
+// docs/reference.md#kube-deletion-timestamp): what kube's ValidateObjectMetaAccessor (CREATE, and
+// UPDATE through the generic registry) and ValidateObjectMetaAccessorUpdate (UPDATE) check, plus
+// the deletionTimestamp lifecycle.
 
 import { required, type FieldError } from "../api/field-errors.js";
 import type { ObjectMeta } from "../api/ownedaccesskey.js";

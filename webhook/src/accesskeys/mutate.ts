@@ -1,6 +1,7 @@
-// The mutating webhook for OwnedAccessKeys. On CREATE it owns name generation (so it can report a
-// generateName collision as kube does: 409 AlreadyExists, retry after 1 s), rejects an explicit
-// name that already exists, and fills in the defaults of project decision 8.
+// The mutating webhook for OwnedAccessKeys. On CREATE it owns name generation
+// (docs/decisions.md OAK-4, so it can report a generateName collision as kube does: 409
+// AlreadyExists, retry after 1 s), rejects an explicit name that already exists, and fills in the
+// defaults of docs/decisions.md OAK-8.
 
 import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
 import { newAlreadyExists, newGenerateNameConflict, type KubeError } from "../api/status.js";

@@ -1,7 +1,7 @@
 // Name syntax of Kubernetes objects, with kube's exact messages (k8s.io/apimachinery v0.36.0:
 // pkg/util/validation/validation.go for DNS names, pkg/api/validate/content/kube.go for label keys
 // and values, apiserver's path-segment rule). Custom resources such as OwnedAccessKey use
-// NameIsDNSSubdomain, and OwnedAccessKey is cluster-scoped (ownedaccesskey.md 2.2-2.4).
+// NameIsDNSSubdomain, and OwnedAccessKey is cluster-scoped (docs/reference.md#kube-object-names).
 
 import { forbidden, invalid, required, type FieldError } from "../api/field-errors.js";
 import type { ObjectMeta } from "../api/ownedaccesskey.js";

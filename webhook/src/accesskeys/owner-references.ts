@@ -1,6 +1,7 @@
-// metadata.ownerReferences (ownedaccesskey.md 2.5 and 3): apimachinery's ValidateOwnerReferences
-// with Kubernetes <= 1.36 messages, the "newly blocking" references of the
-// OwnerReferencesPermissionEnforcement plugin, and the API server's duplicate-entry warning.
+// metadata.ownerReferences (docs/reference.md#kube-owner-references): apimachinery's
+// ValidateOwnerReferences with Kubernetes <= 1.36 messages, the "newly blocking" references of the
+// OwnerReferencesPermissionEnforcement plugin (docs/reference.md#kube-owner-reference-permission),
+// and the API server's duplicate-entry warning.
 
 import { invalid, type FieldError } from "../api/field-errors.js";
 import type { OwnerReference } from "../api/ownedaccesskey.js";
@@ -72,7 +73,10 @@ function entryErrors(ref: OwnerReference, entry: JsonObject, path: string): Fiel
   return errs;
 }
 
-/** ValidateOwnerReferences: each entry, and at most one `controller: true` (project decision 3). */
+/**
+ * ValidateOwnerReferences: each entry, and at most one `controller: true`
+ * (docs/decisions.md OAK-3).
+ */
 export function validateOwnerReferences(refs: unknown): FieldError[] {
   if (isAbsent(refs)) return [];
   if (!Array.isArray(refs)) return [wrongType(PATH, refs, "array")];

@@ -1,6 +1,7 @@
-// Who may manage which key (project decision 9). Admins may do anything. Everyone else may only
-// create, change or delete keys whose spec.user is themselves, of type User, without team, subject
-// or groups: those would let a caller act as someone else or add groups to their own identity.
+// Who may manage which key (docs/decisions.md OAK-9). Admins may do anything. Everyone else may
+// only create, change or delete keys whose spec.user is themselves, of type User, without team,
+// subject or groups: those would let a caller act as someone else or add groups to their own
+// identity.
 
 import { formatValue } from "../api/field-errors.js";
 import { newForbidden, type KubeError } from "../api/status.js";

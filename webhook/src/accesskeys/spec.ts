@@ -1,6 +1,7 @@
-// spec of an OwnedAccessKey (product document 2.2): a type check for every field, the `type` enum,
-// the ttl range, RFC 3339 timestamps and base64 []byte fields. Unknown fields are ignored because
-// kube prunes them from CRD objects. Secret values are never echoed in an error.
+// spec of an OwnedAccessKey (fields: docs/reference.md#ownedaccesskey-fields; value checks:
+// docs/decisions.md OAK-7): a type check for every field, the `type` enum, the ttl range, RFC 3339
+// timestamps and base64 []byte fields. Unknown fields are ignored because kube prunes them from CRD
+// objects. Secret values are never echoed in an error.
 
 import { invalid, notSupported, OMIT_VALUE, type FieldError } from "../api/field-errors.js";
 import { ACCESS_KEY_TYPES } from "../api/ownedaccesskey.js";
@@ -80,7 +81,7 @@ export function validateSpec(spec: unknown): FieldError[] {
 
 const SUPPORTED_TYPES = ACCESS_KEY_TYPES.filter((t) => t !== "");
 
-/** AccessKeyType: "" (none) or one of the values of ownedaccesskey.md 1.3. */
+/** AccessKeyType: "" (none) or one of the values in docs/reference.md#access-key-types. */
 function checkType(value: unknown, path: string): FieldError[] {
   if (isAbsent(value)) return [];
   if (typeof value !== "string") return [wrongType(path, value, "string")];

@@ -1,5 +1,6 @@
 // The OwnedAccessKey resource (management.<group-domain>/v1), shared by the webhook and the plugin.
-// Field list: product document section 2.2; enum values: ownedaccesskey.md section 1.3.
+// Field list: docs/reference.md#ownedaccesskey-fields; enum values:
+// docs/reference.md#access-key-types.
 
 export const DEFAULT_GROUP_DOMAIN = "loft.sh";
 export const KIND = "OwnedAccessKey";

@@ -1,7 +1,8 @@
-// `vgate bench`: measures the patch engine on a corpus (the format of
-// shared/bench/corpus/endpoints-patches.json): JSON bytes in, patches applied, JSON bytes out,
-// with the sandbox and worker threads included. Prints one JSON line per scenario, in the same
-// format as the goja reference harness, so the two can be compared side by side.
+// `vgate bench`: measures the patch engine on a corpus (the format is in HELP below; `make bench`
+// uses the maintainers' corpus, which is not part of this repository): JSON bytes in, patches
+// applied, JSON bytes out, with the sandbox and worker threads included. Prints one JSON line per
+// scenario, in the same format as the goja reference harness, so the two can be compared side by
+// side.
 
 import { availableParallelism } from "node:os";
 import type { Json, JsonObject, PatchSpec, VClusterInfo } from "../patches/types.js";

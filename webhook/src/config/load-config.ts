@@ -1,5 +1,5 @@
 // Loads vcluster.yaml (YAML or JSON) once, at the edge, into a validated, typed config with
-// vCluster's defaults merged in (spec endpoint-sync.md a.1, a.2).
+// vCluster's defaults merged in (docs/reference.md#patch-config).
 import { readFile } from "node:fs/promises";
 import { parseDocument } from "yaml";
 import type { Json, JsonObject, PatchSpec } from "../patches/types.js";

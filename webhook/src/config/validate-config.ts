@@ -1,6 +1,8 @@
-// Validation of the parts of vcluster.yaml that vgate uses (spec endpoint-sync.md a.2-a.5,
-// decision 9): sync.toHost.endpoints and sync.toHost.namespaces. Every problem is listed; nothing
-// throws. vCluster's own messages (a.3) are kept word for word so users can search for them.
+// Validation of the parts of vcluster.yaml that vgate uses (docs/decisions.md EPS-9;
+// docs/reference.md#patch-config and docs/reference.md#patch-config-validation):
+// sync.toHost.endpoints and sync.toHost.namespaces. Every problem is listed; nothing throws.
+// vCluster's own messages (docs/reference.md#patch-config-validation) are kept word for word so
+// users can search for them.
 import vm from "node:vm";
 import { canonicalPath, parsePath, PathSyntaxError } from "../patches/path.js";
 
@@ -13,7 +15,10 @@ const ENDPOINTS_KEYS = ["enabled", "patches"];
 const PATCH_KEYS = ["path", "expression", "reverseExpression", "reference", "labels"];
 const REFERENCE_PATH_KEYS = ["apiVersionPath", "kindPath", "namePath", "namespacePath"] as const;
 const REFERENCE_KEYS = ["apiVersion", "kind", ...REFERENCE_PATH_KEYS];
-/** Update change sets never contain these (spec a.4, c.2): such a patch could only fire on create. */
+/**
+ * Update change sets never contain these (docs/reference.md#patch-config-validation,
+ * docs/reference.md#patch-change-sets): such a patch could only fire on create.
+ */
 const UNPATCHABLE = new Set(["metadata.name", "metadata.namespace"]);
 
 // SES rejects these before parsing (ses/src/transforms.js), so the sandbox would fail at sync time.

@@ -1,6 +1,8 @@
-// The translate-patch engine (spec c, decisions 4-6): plain JSON in, plain JSON out, no I/O.
-// Patches run in list order and each sees the previous one's output (c.4). Expressions run
-// through the injected ExpressionRunner; reference and labels patches delegate to their modules.
+// The translate-patch engine (docs/reference.md#patch-change-sets and the sections after it;
+// docs/decisions.md EPS-4 to EPS-6): plain JSON in, plain JSON out, no I/O. Patches run in list
+// order and each sees the previous one's output (docs/reference.md#patch-change-sets). Expressions
+// run through the injected ExpressionRunner; reference and labels patches delegate to their
+// modules.
 
 import { applyLabelsPatch } from "./labels-patch.js";
 import { canonicalPath, formatMatchedPath, parsePath, PathSyntaxError } from "./path.js";
@@ -43,7 +45,7 @@ export interface CompiledPatch {
 export interface ApplyInput {
   object: JsonObject;
   direction: Direction;
-  /** Update change set: null leaves are deletions and pass through (decision 5). */
+  /** Update change set: null leaves are deletions and pass through (docs/decisions.md EPS-5). */
   changeSet?: boolean;
   hostObject: Json;
   virtualObject: Json;
@@ -75,8 +77,8 @@ export interface ApplyResult {
 export type PatchMode = ExplainEntry["action"];
 
 /**
- * What a patch decided for one matched value: keep it, replace it or delete it (decision 5).
- * `note` explains a keep or a change for `vgate patch --explain`.
+ * What a patch decided for one matched value: keep it, replace it or delete it
+ * (docs/decisions.md EPS-5). `note` explains a keep or a change for `vgate patch --explain`.
  */
 export type Outcome =
   | { kind: "keep"; note?: string }
@@ -97,7 +99,7 @@ function compilePatch(spec: PatchSpec, index: number): CompiledPatch {
   if (reference === undefined || reference === null) return compiled;
   const segmentsOf = (field: RefPathField): PathSegment[] | undefined => {
     const text = reference[field];
-    // `omitempty` strings: "" is the same as absent (a.2).
+    // `omitempty` strings: "" is the same as absent (docs/reference.md#patch-config).
     return text === undefined || text === "" ? undefined : parseField(text, index, field);
   };
   compiled.ref = {
@@ -126,7 +128,10 @@ export function compiledPathKey(patch: CompiledPatch): string {
   return canonicalPath(patch.segments);
 }
 
-/** Decision 6 and c.1: which action a patch takes when syncing in `direction`. */
+/**
+ * Which action a patch takes when syncing in `direction` (docs/decisions.md EPS-6,
+ * docs/reference.md#patch-directions).
+ */
 export function patchMode(spec: PatchSpec, direction: Direction): PatchMode {
   if (spec.reference !== undefined && spec.reference !== null) return "reference";
   if (spec.labels !== undefined && spec.labels !== null) return "labels";
@@ -209,7 +214,10 @@ function applyToRoot(run: Run, patch: CompiledPatch, mode: PatchMode): void {
   record(run, patch, mode, [""], outcome.note);
 }
 
-/** Decision 5: null/undefined deletes an object key; an array element cannot be deleted. */
+/**
+ * docs/decisions.md EPS-5: null/undefined deletes an object key; an array element cannot be
+ * deleted.
+ */
 function applyOutcome(patch: CompiledPatch, mode: PatchMode, match: Match, outcome: Outcome): void {
   if (outcome.kind === "keep") return;
   if (outcome.kind === "set") {
@@ -235,7 +243,8 @@ function decide(
 ): Outcome {
   if (mode === "skip") return { kind: "keep", note: "no expression for either direction" };
   if (mode === "drop") return { kind: "delete", note: "no expression for this direction" };
-  // c.7 #1: a null leaf of an update change set is a deletion; pass it through unchanged.
+  // docs/reference.md#patch-gotchas item 1: a null leaf of an update change set is a deletion; pass
+  // it through unchanged.
   if (run.input.changeSet === true && value === null && keys.length > 0) {
     return { kind: "keep", note: "deletion passed through" };
   }
@@ -320,8 +329,8 @@ function runExpression(
 }
 
 /**
- * The expression's `context` (c.3): frozen copies, made once per call, so an expression cannot
- * reach the inputs.
+ * The expression's `context` (docs/reference.md#patch-expression-context): frozen copies, made once
+ * per call, so an expression cannot reach the inputs.
  */
 function contextFor(run: Run, keys: readonly (string | number)[]): ExpressionContext {
   if (!run.frozen) {

@@ -1,6 +1,7 @@
-// vCluster's name translation, bit-exact (spec endpoint-sync.md d.3, e.1, Appendix). Every
-// length is in UTF-8 bytes, as in Go. Kubernetes names are ASCII, where we match vCluster byte for
-// byte; see safeConcatName for the one deliberate difference on non-ASCII input.
+// vCluster's name translation, bit-exact (docs/reference.md#host-names,
+// docs/reference.md#label-keys and docs/reference.md#virtual-to-host-dns). Every length is in UTF-8
+// bytes, as in Go. Kubernetes names are ASCII, where we match vCluster byte for byte; see
+// safeConcatName for the one deliberate difference on non-ASCII input.
 import { createHash } from "node:crypto";
 
 /** Kubernetes names and label-key segments are at most 63 bytes. */
@@ -85,7 +86,7 @@ export function hostNameCluster(name: string, targetNs: string, vc: string): str
   return safeConcatName("vcluster", name, "x", targetNs, "x", vc);
 }
 
-/** The host label key for a translated virtual label key `key` (e.1). */
+/** The host label key for a translated virtual label key `key` (docs/reference.md#label-keys). */
 export function convertLabelKeyWithPrefix(prefix: string, key: string, vc: string): string {
   return safeConcatName(prefix, vc, "x", sha256Hex(key, HASH_HEX_DIGITS));
 }

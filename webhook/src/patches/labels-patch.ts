@@ -1,7 +1,7 @@
-// Labels patches (decision 3, spec e.3): a string map goes through the map translator
-// (HostLabelsMap / VirtualLabelsMap, which add vCluster's scoping labels on the host); a
-// `matchLabels` / `matchExpressions` selector goes through the key-only selector translator.
-// Any other shape is left alone with a warning.
+// Labels patches (docs/decisions.md EPS-3, docs/reference.md#labels-patch-translator): a string map
+// goes through the map translator (HostLabelsMap / VirtualLabelsMap, which add vCluster's scoping
+// labels on the host); a `matchLabels` / `matchExpressions` selector goes through the key-only
+// selector translator. Any other shape is left alone with a warning.
 
 import type { Outcome } from "./engine.js";
 import {

@@ -1,5 +1,6 @@
-// vCluster's label translation (spec endpoint-sync.md e.1, e.2; pkg/util/translate). Only four
-// keys are rewritten since v0.21; every other key keeps its name on the host.
+// vCluster's label translation (docs/reference.md#label-keys and docs/reference.md#label-maps;
+// loft-sh/vcluster pkg/util/translate). Only four keys are rewritten since v0.21; every other key
+// keeps its name on the host.
 import { convertLabelKeyWithPrefix, safeConcatName } from "./host-names.js";
 import type { Json, JsonObject } from "./types.js";
 
@@ -52,9 +53,10 @@ export function virtualLabel(key: string, vc: LabelScope): string | null {
 }
 
 /**
- * HostLabelsMap (e.2): translate `v`'s keys (dropping keys that already look translated, which
- * would let a tenant spoof vCluster's labels), add the scoping labels when this is object metadata,
- * `p` is null or `p` carries the marker, and keep `p`'s controlled-by label.
+ * HostLabelsMap (docs/reference.md#label-maps): translate `v`'s keys (dropping keys that already
+ * look translated, which would let a tenant spoof vCluster's labels), add the scoping labels when
+ * this is object metadata, `p` is null or `p` carries the marker, and keep `p`'s controlled-by
+ * label.
  */
 export function hostLabelsMap(
   v: LabelMap | null,
@@ -104,9 +106,10 @@ function isExcludedFromVirtual(key: string): boolean {
 }
 
 /**
- * VirtualLabelsMap (e.2): host labels `p` back to virtual labels. vCluster's scoping keys are
- * taken from `v` rather than `p`; then every key goes through VirtualLabel, so host values win
- * for ordinary keys, hashed keys get their names back and host-only keys disappear.
+ * VirtualLabelsMap (docs/reference.md#label-maps): host labels `p` back to virtual labels.
+ * vCluster's scoping keys are taken from `v` rather than `p`; then every key goes through
+ * VirtualLabel, so host values win for ordinary keys, hashed keys get their names back and
+ * host-only keys disappear.
  */
 export function virtualLabelsMap(
   p: LabelMap | null,
@@ -121,7 +124,8 @@ export function virtualLabelsMap(
   for (const [key, value] of Object.entries(v ?? {})) {
     if (isExcludedFromVirtual(key)) carried.set(key, value);
   }
-  // Go ranges over the map while rewriting it; we walk a snapshot, as the spec recommends.
+  // Go ranges over the map while rewriting it; we walk a snapshot, which gives the intended result
+  // (docs/reference.md#label-maps).
   const out = new Map<string, string>();
   for (const [key, value] of carried) {
     const virtualKey = virtualLabel(key, vc);
@@ -161,7 +165,7 @@ function renameExpressionKey(expression: Json, rename: (key: string) => string):
   return Object.fromEntries(out);
 }
 
-/** HostLabelSelector: keys only, no scoping labels added (e.2). */
+/** HostLabelSelector: keys only, no scoping labels added (docs/reference.md#label-maps). */
 export function hostLabelSelector(sel: JsonObject, vc: LabelScope): JsonObject {
   return translateSelectorKeys(sel, (key) => hostLabel(key, vc));
 }

@@ -1,10 +1,10 @@
-// The patch path grammar (spec b.1 + decision 7). It follows vCluster's tokeniser
-// (`pkg/util/patch/path.go`): `.` separates segments, `"` toggles quoting anywhere and is never
-// part of a key, dots inside brackets are literal, empty segments between dots are ignored.
-// Where vCluster panics at sync time (empty `[]`, nested or stray brackets, unclosed quotes or
-// brackets, negative indices) we throw a PathSyntaxError at load time instead. Additions:
-// `['k']` is a quoted key (vcluster#3580: users write it and it silently never matched), and a
-// bare `*` is a wildcard in every position.
+// The patch path grammar (docs/reference.md#patch-path-grammar + docs/decisions.md EPS-7). It
+// follows vCluster's tokeniser (`pkg/util/patch/path.go`): `.` separates segments, `"` toggles
+// quoting anywhere and is never part of a key, dots inside brackets are literal, empty segments
+// between dots are ignored. Where vCluster panics at sync time (empty `[]`, nested or stray
+// brackets, unclosed quotes or brackets, negative indices) we throw a PathSyntaxError at load time
+// instead. Additions: `['k']` is a quoted key (vcluster#3580: users write it and it silently never
+// matched), and a bare `*` is a wildcard in every position.
 
 import type { PathSegment } from "./types.js";
 
@@ -169,9 +169,9 @@ function formatKeySegment(key: string, first: boolean): string {
 }
 
 /**
- * The normalised text of a parsed path, used to find duplicate paths (spec a.5): `a.b`, `a["b"]`,
- * `a."b"` and `a['b']` all give `a.b`; `a.0` and `a[0]` give `a[0]`; `*` and `[*]` give `[*]`.
- * Parsing the result gives the same segments back (up to the bracketed/quoted flags).
+ * The normalised text of a parsed path, used to find duplicate paths (docs/decisions.md EPS-9):
+ * `a.b`, `a["b"]`, `a."b"` and `a['b']` all give `a.b`; `a.0` and `a[0]` give `a[0]`; `*` and `[*]`
+ * give `[*]`. Parsing the result gives the same segments back (up to the bracketed/quoted flags).
  */
 export function canonicalPath(segments: PathSegment[]): string {
   let out = "";
@@ -184,8 +184,9 @@ export function canonicalPath(segments: PathSegment[]): string {
 }
 
 /**
- * A concrete matched path as vCluster builds it for `context.path` (decision 4, spec b.4):
- * indices as `.N`, keys as `.key`, keys containing `.`, `[` or `]` wrapped in double quotes.
+ * A concrete matched path as vCluster builds it for `context.path` (docs/decisions.md EPS-4,
+ * docs/reference.md#patch-matched-path): indices as `.N`, keys as `.key`, keys containing `.`, `[`
+ * or `]` wrapped in double quotes.
  */
 export function formatMatchedPath(keys: readonly (string | number)[]): string {
   // Called for every match (context.path), so no intermediate arrays and a cache for key quoting.

@@ -1,6 +1,7 @@
 // Resolves host objects back to their virtual names from vCluster's bookkeeping annotations, for
-// reference patches going host → virtual (spec d.5). Only objects that carry the annotations are
-// known; anything else resolves to null and the engine leaves the value unchanged.
+// reference patches going host → virtual (docs/reference.md#reference-patches-reverse). Only
+// objects that carry the annotations are known; anything else resolves to null and the engine
+// leaves the value unchanged.
 
 import type { Json, JsonObject, ReferenceResolver } from "./types.js";
 

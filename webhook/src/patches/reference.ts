@@ -1,7 +1,9 @@
-// Reference patches (spec d.1-d.5, decision 1): the matched value names another object, and the
-// name is rewritten to that object's name on the other side. Virtual → host uses the short name
-// `"v" + base36(sha256(name-x-ns-x-vc))[0:13]` in single-namespace mode and keeps the name in a
-// mapped namespace (multi-namespace mode). Host → virtual asks the injected resolver.
+// Reference patches (docs/reference.md#reference-patches and
+// docs/reference.md#reference-patches-reverse; docs/decisions.md EPS-1): the matched value names
+// another object, and the name is rewritten to that object's name on the other side. Virtual → host
+// uses the short name `"v" + base36(sha256(name-x-ns-x-vc))[0:13]` in single-namespace mode and
+// keeps the name in a mapped namespace (multi-namespace mode). Host → virtual asks the injected
+// resolver.
 
 import type { CompiledPatch, Outcome } from "./engine.js";
 import { hostNameShort, mapNamespaceToHost } from "./host-names.js";
@@ -108,7 +110,10 @@ function readParts(input: ReferenceInput): ReferenceParts | { skip: ReferenceOut
   };
 }
 
-/** The one location a sub-path names; several (through a wildcard) is an error (d.1). */
+/**
+ * The one location a sub-path names; several (through a wildcard) is an error
+ * (docs/reference.md#reference-patches).
+ */
 function single(
   input: ReferenceInput,
   value: Json,
@@ -128,7 +133,10 @@ function single(
   return matches[0] ?? null;
 }
 
-/** kindPath / apiVersionPath: fall back to kind / apiVersion when not found (a.1). */
+/**
+ * kindPath / apiVersionPath: fall back to kind / apiVersion when not found
+ * (docs/reference.md#patch-config).
+ */
 function stringAt(
   input: ReferenceInput,
   value: Json,
@@ -143,14 +151,16 @@ function toHost(
   input: ReferenceInput,
   parts: ReferenceParts,
 ): Translated | { skip: ReferenceOutcome } {
-  // d.1: without namespacePath, the namespace is the virtual object's own.
+  // docs/reference.md#patch-config: without namespacePath, the namespace is the virtual object's
+  // own.
   const namespace = parts.namespace ?? metadataNamespace(input.virtualObject);
   if (namespace === null) {
     return { skip: { kind: "keep", warning: "no namespace to translate the reference name with" } };
   }
   const { vcluster } = input;
   const mapped = mapNamespaceToHost(namespace, vcluster.namespaceMappings);
-  // Decision 1: single-namespace mode uses the short name; a mapped namespace keeps the name.
+  // docs/decisions.md EPS-1: single-namespace mode uses the short name; a mapped namespace keeps
+  // the name.
   const host =
     mapped === null
       ? { namespace: vcluster.namespace, name: hostNameShort(parts.name, namespace, vcluster.name) }
@@ -198,7 +208,10 @@ function describe(
   };
 }
 
-/** Writes the translated name (and namespace, only where namespacePath found one, d.1). */
+/**
+ * Writes the translated name (and namespace, only where namespacePath found one;
+ * docs/reference.md#reference-patches).
+ */
 function write(value: Json, parts: ReferenceParts, translated: Translated): Outcome {
   const note = `${parts.kind} ${parts.name} → ${translated.name}`;
   if (parts.nameAt === null) return { kind: "set", value: translated.name, note };

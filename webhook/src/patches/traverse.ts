@@ -1,8 +1,10 @@
-// Resolving a parsed path against plain JSON (spec b.2/b.3 with decision 7). Differences from
-// vCluster, on purpose: a missing leaf is never created (b.3, the reverted "set patches"), an
-// out-of-range or non-integer index skips that match only instead of aborting the remaining
-// wildcard matches (b.6 #5), and a bare `*` is a wildcard in every position (b.5). Object keys are
-// read with Object.hasOwn so a `__proto__` or `constructor` key is only ever an own key.
+// Resolving a parsed path against plain JSON (docs/reference.md#patch-path-resolution with
+// docs/decisions.md EPS-7). Differences from vCluster, on purpose: a missing leaf is never created
+// (docs/reference.md#patch-path-resolution, the reverted "set patches"), an out-of-range or
+// non-integer index skips that match only instead of aborting the remaining wildcard matches
+// (docs/reference.md#patch-path-edge-cases item 5), and a bare `*` is a wildcard in every position
+// (docs/decisions.md EPS-7). Object keys are read with Object.hasOwn so a `__proto__` or
+// `constructor` key is only ever an own key.
 
 import { indexKey } from "./path.js";
 import type { Json, JsonObject, PathSegment } from "./types.js";
@@ -47,7 +49,8 @@ function walk(
     if (segment.kind === "wildcard") {
       for (let i = 0; i < value.length; i++) visit(value, i, value[i], segments, depth, keys, out);
     } else if (segment.kind === "index" && segment.index < value.length) {
-      // A key segment on an array is a non-integer index: no match (b.2).
+      // A key segment on an array is a non-integer index: no match
+      // (docs/reference.md#patch-path-resolution).
       visit(value, segment.index, value[segment.index], segments, depth, keys, out);
     }
   } else if (isJsonObject(value)) {
@@ -58,7 +61,7 @@ function walk(
       if (Object.hasOwn(value, key)) visit(value, key, value[key], segments, depth, keys, out);
     }
   }
-  // b.2: scalars and null have no children.
+  // docs/reference.md#patch-path-resolution: scalars and null have no children.
 }
 
 function visit(

@@ -1,7 +1,8 @@
-// The contracts of the Endpoint-sync patch engine (spec: ../shared/spec/endpoint-sync.md). The
-// engine is pure: plain JSON in, plain JSON out. Expressions are run through an ExpressionRunner,
-// which is a SES compartment inside a worker thread in production (patches/sandbox/) and a plain
-// function in the unsandboxed benchmark baseline.
+// The contracts of the Endpoint-sync patch engine (docs/decisions.md EPS-1 to EPS-10; the facts are
+// in docs/reference.md#patch-config and the sections after it). The engine is pure: plain JSON in,
+// plain JSON out. Expressions are run through an ExpressionRunner, which is a SES compartment
+// inside a worker thread in production (patches/sandbox/) and a plain function in the unsandboxed
+// benchmark baseline.
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
@@ -57,7 +58,9 @@ export interface ExpressionContext {
   vcluster: { name: string; namespace: string; config: Json };
   hostObject: Json;
   virtualObject: Json;
-  /** The canonical matched path, e.g. `subsets.0.addresses.1.hostname` (decision 4). */
+  /**
+   * The canonical matched path, e.g. `subsets.0.addresses.1.hostname` (docs/decisions.md EPS-4).
+   */
   path: string;
 }
 

@@ -1,5 +1,5 @@
-// Secrets never reach a log line (project decision 11): access keys, connector data, OIDC tokens,
-// bearer tokens and Authorization headers are replaced wherever they appear in a record.
+// Secrets never reach a log line (docs/decisions.md OAK-11): access keys, connector data, OIDC
+// tokens, bearer tokens and Authorization headers are replaced wherever they appear in a record.
 
 import { SECRET_FIELD_NAMES } from "../api/ownedaccesskey.js";
 

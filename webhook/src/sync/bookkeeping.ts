@@ -1,7 +1,8 @@
 // vCluster's own annotations and labels (the `vcluster.loft.sh/` prefix: object-name, object-uid,
 // managed-by, translated label keys, ...) are never patched. A `metadata.annotations[*]` patch
-// would otherwise rewrite them and break the mapping back to the virtual object (spec c.2, c.7.4).
-// They are set aside before the patches run and put back afterwards.
+// would otherwise rewrite them and break the mapping back to the virtual object
+// (docs/reference.md#patch-change-sets, and docs/reference.md#patch-gotchas item 4). They are set
+// aside before the patches run and put back afterwards.
 
 import type { Json, JsonObject } from "../patches/types.js";
 

@@ -1,5 +1,6 @@
-// What vCluster's Endpoints syncer does to a virtual Endpoints object before patches run (spec
-// endpoint-sync.md f.3 steps 1-5), and the way back from a host object's bookkeeping annotations.
+// What vCluster's Endpoints syncer does to a virtual Endpoints object before patches run
+// (docs/reference.md#endpoints-syncer-create steps 1-5; docs/decisions.md EPS-2), and the way back
+// from a host object's bookkeeping annotations.
 import { hostName, mapNamespaceToHost } from "../patches/host-names.js";
 import {
   hostLabelsMap,
@@ -147,8 +148,9 @@ function podTargetRef(address: Json, rewrite: (ref: JsonObject) => void): void {
 }
 
 /**
- * translateEndpointsToHost: the host Endpoints vCluster creates for `virtual` (f.3 steps 1-5),
- * before patches run. The input is not modified.
+ * translateEndpointsToHost: the host Endpoints vCluster creates for `virtual`
+ * (docs/reference.md#endpoints-syncer-create steps 1-5), before patches run. The input is not
+ * modified.
  */
 export function translateEndpointsToHost(virtual: JsonObject, vc: EndpointsVCluster): JsonObject {
   const out = deepCopy(virtual);

@@ -15,7 +15,7 @@ describe("patches/sandbox/json-result", () => {
     for (const v of values) assert.deepEqual(checkResult(v), { ok: true, value: v });
   });
 
-  it("accepts a top-level undefined (decision 5: delete the key)", () => {
+  it("accepts a top-level undefined (docs/decisions.md EPS-5: delete the key)", () => {
     assert.deepEqual(checkResult(undefined), { ok: true, value: undefined });
   });
 

@@ -63,7 +63,7 @@ describe("patches/sandbox/pool", function () {
       );
     });
 
-    it("returns the completion value of the source text (decision 8)", async () => {
+    it("returns the completion value of the source text (docs/decisions.md EPS-8)", async () => {
       const cases: [string, unknown][] = [
         ["value + '!';", "hello!"],
         ["value + '!' ;; \n", "hello!"],

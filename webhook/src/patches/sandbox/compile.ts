@@ -1,5 +1,6 @@
-// Compiles a config's expressions into functions inside one SES Compartment (decision 8). Runs in
-// a sandbox worker after lockdown(); it relies on the `Compartment` and `harden` globals.
+// Compiles a config's expressions into functions inside one SES Compartment
+// (docs/decisions.md EPS-8). Runs in a sandbox worker after lockdown(); it relies on the
+// `Compartment` and `harden` globals.
 //
 // Semantics: the completion value of the source text, evaluated as a script. A source that is a
 // single expression (optionally with trailing `;`) is compiled once into
@@ -87,7 +88,7 @@ function makeGuest(vcluster: VClusterInfo): Guest {
         if (typeof s !== "string") throw new TypeError("virtualToHostDNS expects a string");
         return virtualToHostDNS(s, vc);
       },
-      // Expressions only run on paths that exist (c.3).
+      // Expressions only run on paths that exist (docs/reference.md#patch-expression-context).
       valueExists: true,
       ...Object.fromEntries(SHADOWED_GLOBALS.map((name) => [name, undefined])),
     },
@@ -140,7 +141,10 @@ function expressionFunction(guest: Guest, source: string): CompiledExpression | 
   return (value, context) => fn.call(self, value, context);
 }
 
-/** `value;` and `value;;` complete with `value`: drop trailing `;` and whitespace (decision 8). */
+/**
+ * `value;` and `value;;` complete with `value`: drop trailing `;` and whitespace
+ * (docs/decisions.md EPS-8).
+ */
 function withoutTrailingSemicolons(source: string): string {
   let end = source.length;
   while (end > 0 && /[\s;]/.test(source.charAt(end - 1))) end--;

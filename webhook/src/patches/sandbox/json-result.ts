@@ -18,8 +18,9 @@ interface Walk {
 class NotJson extends Error {}
 
 /**
- * A top-level `undefined` is allowed (decision 5: it deletes the key); anything JSON.stringify
- * would drop, change or choke on anywhere else is an error naming where it was found.
+ * A top-level `undefined` is allowed (docs/decisions.md EPS-5: it deletes the key); anything
+ * JSON.stringify would drop, change or choke on anywhere else is an error naming where it was
+ * found.
  */
 export function checkResult(value: unknown, limits = DEFAULT_RESULT_LIMITS): CheckedResult {
   if (value === undefined) return { ok: true, value: undefined };
@@ -138,7 +139,8 @@ function visitObject(object: object, walk: Walk, at: string, depth: number): voi
     const inner = `${at}[${JSON.stringify(key)}]`;
     if (descriptor?.enumerable !== true) throw new NotJson(`${where(inner)} is not enumerable`);
     const item = dataValue(descriptor, inner);
-    // Decision 5 applies to the whole result only; inside, undefined would silently vanish.
+    // docs/decisions.md EPS-5 applies to the whole result only; inside, undefined would silently
+    // vanish.
     visit(item, walk, inner, depth + 1);
     walk.bytes += key.length + 3;
   }

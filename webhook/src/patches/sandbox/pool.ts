@@ -1,8 +1,9 @@
-// SandboxPool: runs patch jobs in a pool of locked-down worker threads (spec decision 8). The main
-// thread never loads SES. Each worker holds at most `maxInFlight` messages; queued jobs are packed
-// into messages of up to `maxJobsPerMessage` so round trips are amortised. A watchdog per worker
-// reads the shared progress block: a job running longer than the deadline gets its worker
-// terminated and replaced; that job fails naming the patch, the worker's other jobs are re-queued.
+// SandboxPool: runs patch jobs in a pool of locked-down worker threads (docs/decisions.md EPS-8).
+// The main thread never loads SES. Each worker holds at most `maxInFlight` messages; queued jobs
+// are packed into messages of up to `maxJobsPerMessage` so round trips are amortised. A watchdog
+// per worker reads the shared progress block: a job running longer than the deadline gets its
+// worker terminated and replaced; that job fails naming the patch, the worker's other jobs are
+// re-queued.
 import { availableParallelism } from "node:os";
 import { Worker, type ResourceLimits } from "node:worker_threads";
 import { PatchError, type PatchSpec } from "../types.js";

@@ -1,6 +1,7 @@
-// Sandbox worker entry (spec decision 8). Only this thread is locked down; the main thread (express,
-// client-node) never loads SES. Messages are handled strictly in order; after each job the worker
-// waits one macrotask so microtasks an expression queued run (and overrun) inside that job.
+// Sandbox worker entry (docs/decisions.md EPS-8). Only this thread is locked down; the main thread
+// (express, client-node) never loads SES. Messages are handled strictly in order; after each job
+// the worker waits one macrotask so microtasks an expression queued run (and overrun) inside that
+// job.
 import "ses";
 import { parentPort, workerData } from "node:worker_threads";
 import { loadConfig, runJob, type LoadedConfig, type Progress } from "./job.js";
