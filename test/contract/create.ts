@@ -1,5 +1,6 @@
-// Create (product document section 4): by name and by generateName, the CREATE defaults of the
-// mutating webhook (project decision 8), and 409 AlreadyExists for a name that is taken.
+// Create (docs/reference.md#ownedaccesskey-operations): by name and by generateName, the CREATE
+// defaults of the mutating webhook (docs/decisions.md OAK-8), and 409 AlreadyExists for a name that
+// is taken (docs/decisions.md OAK-4).
 
 import assert from "node:assert/strict";
 import { itClient, itKubectl, type Contract } from "./contract.js";

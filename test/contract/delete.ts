@@ -1,6 +1,7 @@
-// Delete (product document section 4: "Object removed (subject to finalizers)"). A key with a
-// finalizer gets deletionTimestamp and stays until its finalizers are gone; watchers see MODIFIED
-// and then DELETED. While it is being deleted no finalizer may be added (kube's own rule).
+// Delete (docs/reference.md#ownedaccesskey-operations: the object goes once its finalizers are
+// empty). A key with a finalizer gets deletionTimestamp and stays until its finalizers are gone;
+// watchers see MODIFIED and then DELETED. While it is being deleted no finalizer may be added
+// (kube's own rule).
 
 import assert from "node:assert/strict";
 import { itClient, itKubectl, type Contract } from "./contract.js";

@@ -1,6 +1,7 @@
 // 422 Invalid as users see it, from each place that answers it: the CRD's schema (kube), kube's
 // ObjectMeta rules and vgate's validating webhook (more than one controller ownerReference, a
-// blockOwnerDeletion the user may not set: project decisions 2 and 3), and vgate's spec checks.
+// blockOwnerDeletion the user may not set: docs/decisions.md OAK-2 and OAK-3), and vgate's spec
+// checks (docs/decisions.md OAK-7).
 
 import assert from "node:assert/strict";
 import type { OwnerReference } from "../../webhook/src/api/ownedaccesskey.js";

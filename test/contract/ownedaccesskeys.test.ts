@@ -1,6 +1,6 @@
-// The OwnedAccessKey contract: every operation of the product document (section 4) and the
-// admission rules as clients see them, through client-node and the real kubectl. It runs unchanged
-// against the test rig's real kube-apiserver (default) and any cluster (VGATE_E2E=1 with
+// The OwnedAccessKey contract: every operation in docs/reference.md#ownedaccesskey-operations and
+// the admission rules as clients see them, through client-node and the real kubectl. It runs
+// unchanged against the test rig's real kube-apiserver (default) and any cluster (VGATE_E2E=1 with
 // KUBECONFIG; see README).
 
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";

@@ -1,6 +1,6 @@
-// Ownership (project decision 9) for a non-admin, reached by impersonation. RBAC decides whether
-// a user may touch ownedaccesskeys at all (kube's 403); vgate's validating webhook decides whose
-// keys (its 403). Admins are members of vgate's admin groups, system:masters by default.
+// Ownership (docs/decisions.md OAK-9) for a non-admin, reached by impersonation. RBAC decides
+// whether a user may touch ownedaccesskeys at all (kube's 403); vgate's validating webhook decides
+// whose keys (its 403). Admins are members of vgate's admin groups, system:masters by default.
 
 import assert from "node:assert/strict";
 import { itClient, itKubectl, type Contract } from "./contract.js";

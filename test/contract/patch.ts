@@ -1,4 +1,4 @@
-// Patch (product document section 4): a JSON patch, e.g. `add` under
+// Patch (docs/reference.md#ownedaccesskey-operations): a JSON patch, e.g. `add` under
 // /metadata/annotations/<annotation_key>; and kubectl's patch --type=json and annotate. A patch is
 // an UPDATE to the webhooks, so the validating webhook judges the patched key.
 

@@ -56,7 +56,7 @@ sync:
     );
   });
 
-  describe("a.3: vCluster's exact messages", () => {
+  describe("vCluster's exact messages (docs/reference.md#patch-config-validation)", () => {
     it("can only use one of", () => {
       assert.deepEqual(patches(`- {path: a, expression: value, labels: {}}`), [
         `${P}[0] can only use one of: expression, labels or reference`,
@@ -98,7 +98,7 @@ sync:
     });
   });
 
-  describe("a.4 / a.5", () => {
+  describe("documented rules and vgate's own checks (docs/decisions.md EPS-9)", () => {
     it("path grammar errors", () => {
       const problems = patches(
         `- {path: "a[", expression: value}\n- {path: "a[]", expression: value}\n- {path: "a[-1]", expression: value}\n- {path: "a[[0]]", expression: value}\n- {path: 'a."b', expression: value}`,

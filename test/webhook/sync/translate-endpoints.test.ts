@@ -146,7 +146,7 @@ function expectedHost(): JsonObject {
 }
 
 describe("sync/translate-endpoints", () => {
-  describe("translateEndpointsToHost (f.3)", () => {
+  describe("translateEndpointsToHost (docs/reference.md#endpoints-syncer-create)", () => {
     it("single-namespace mode: the exact host object", () => {
       assert.deepEqual(translateEndpointsToHost(virtualEndpoints(), vc), expectedHost());
     });
