@@ -13,10 +13,11 @@ import type { Command } from "./main.js";
 
 const HELP = `Measure how fast vgate applies Endpoint-sync patches.
 
-Reads a corpus: {"vcluster": {"name", "namespace"}, "scenarios": [{"name", "object", "patches"}]}
-(the format of shared/bench/corpus/endpoints-patches.json) and, for each scenario, applies its
-patches to its object for the measuring time: JSON bytes in, JSON bytes out. Prints one JSON line
-per scenario: {"engine","scenario","objects","ns_per_object","objects_per_second"}.
+Reads a corpus, a JSON or YAML file of the form
+{"vcluster": {"name", "namespace"}, "scenarios": [{"name", "object", "patches"}]}, and, for each
+scenario, applies its patches to its object for the measuring time: JSON bytes in, JSON bytes out.
+Prints one JSON line per scenario:
+{"engine","scenario","objects","ns_per_object","objects_per_second"}.
 
 Usage:
   vgate bench --corpus FILE [--seconds S] [--engine sandbox|unsandboxed] [--workers N]
