@@ -67,7 +67,7 @@ describe("vgate check-config / patch / translate / bench", function () {
     const meta = out.metadata as { annotations: Record<string, string> };
     assert.equal(meta.annotations.owner, "tenant-team-a");
     const subsets = out.subsets as { addresses: { hostname: string }[] }[];
-    assert.equal(subsets[0]!.addresses[0]!.hostname, "db-0.my-vcluster");
+    assert.equal(subsets[0]!.addresses[0]!.hostname, "db-0-my-vcluster");
     assert.match(
       r.stderr,
       /patches\[0\] "metadata\.annotations\[\\"owner\\"\]" \(expression\): matched metadata\.annotations\.owner/,
@@ -78,7 +78,7 @@ describe("vgate check-config / patch / translate / bench", function () {
   it("patch toVirtual runs reverseExpression and drops fields without one", () => {
     const host = {
       metadata: { annotations: { owner: "tenant-team-a" } },
-      subsets: [{ addresses: [{ hostname: "db-0.my-vcluster" }] }],
+      subsets: [{ addresses: [{ hostname: "db-0-my-vcluster" }] }],
     };
     const r = run(
       [

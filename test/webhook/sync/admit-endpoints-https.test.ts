@@ -1,9 +1,10 @@
 // POST /mutate/endpoints over real HTTPS: a running `vgate serve --config ...` answering
-// AdmissionReviews for Endpoints on the host side and on the virtual side.
+// AdmissionReviews for Endpoints on the host side and on the virtual side; with
+// --virtual-kubeconfig reading a real API server, and called by a real kube-apiserver.
 
 import assert from "node:assert/strict";
-import { randomUUID } from "node:crypto";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Writable } from "node:stream";
@@ -14,9 +15,12 @@ import type { ServeOptions } from "../../../webhook/src/cli/serve.js";
 import { createLogger } from "../../../webhook/src/server/logger.js";
 import { translateEndpointsToHost } from "../../../webhook/src/sync/translate-endpoints.js";
 import type { JsonObject } from "../../../webhook/src/patches/types.js";
-import { startApiServer, type KubeObject } from "../../support/apiserver/index.js";
+import { sharedCluster, type VgateCluster } from "../../support/cluster.js";
 import { repoRoot } from "../../support/fixtures.js";
 import { postJson } from "../../support/https-client.js";
+import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
+import { servingCert } from "../../support/kube/pki.js";
+import type { KubeObject } from "../../support/kube/kube-client.js";
 
 type Json = Record<string, unknown>;
 const VC = { name: "my-vcluster", namespace: "vcluster-my-vcluster", config: {} };
@@ -61,6 +65,7 @@ interface Response {
 async function startWith(
   yaml: string,
   extra: Partial<ServeOptions["endpoints"]> = {},
+  serveExtra: Partial<ServeOptions> = {},
 ): Promise<{ serve: StartedServe; url: string }> {
   const dir = mkdtempSync(join(tmpdir(), "vgate-ep-"));
   writeFileSync(join(dir, "vcluster.yaml"), yaml);
@@ -72,6 +77,7 @@ async function startWith(
       adminGroups: ["system:masters"],
       logLevel: "info",
       dev: true,
+      ...serveExtra,
       endpoints: {
         config: join(dir, "vcluster.yaml"),
         vclusterName: VC.name,
@@ -85,7 +91,14 @@ async function startWith(
     },
     createLogger("silent", new Writable({ write: (_c, _e, cb) => cb() })),
   );
-  return { serve, url: `https://127.0.0.1:${serve.server.port}/mutate/endpoints` };
+  const stop = async (): Promise<void> => {
+    await serve.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return {
+    serve: { ...serve, stop },
+    url: `https://127.0.0.1:${serve.server.port}/mutate/endpoints`,
+  };
 }
 
 async function admit(url: string, body: Json): Promise<Response> {
@@ -122,7 +135,7 @@ describe("POST /mutate/endpoints over HTTPS", function () {
         subsets: { addresses: { hostname: string }[] }[];
       };
       assert.equal(out.metadata.annotations.owner, "tenant-team-a");
-      assert.equal(out.subsets[0]!.addresses[0]!.hostname, "db-0.my-vcluster");
+      assert.equal(out.subsets[0]!.addresses[0]!.hostname, "db-0-my-vcluster");
       // Bookkeeping is left alone: vCluster needs it to map the object back.
       assert.equal(out.metadata.annotations["vcluster.loft.sh/object-name"], "db");
     });
@@ -141,7 +154,7 @@ describe("POST /mutate/endpoints over HTTPS", function () {
         metadata: { annotations: Record<string, string> };
         subsets: { addresses: { hostname: string; ip: string }[] }[];
       };
-      assert.equal(out.subsets[0]!.addresses[0]!.hostname, "db-0.my-vcluster");
+      assert.equal(out.subsets[0]!.addresses[0]!.hostname, "db-0-my-vcluster");
       assert.equal(out.subsets[0]!.addresses[0]!.ip, "10.0.0.9");
       assert.equal(out.metadata.annotations.owner, "tenant-team-a", "not tenant-tenant-team-a");
     });
@@ -235,36 +248,6 @@ describe("POST /mutate/endpoints over HTTPS", function () {
     }
   });
 
-  it("--virtual-kubeconfig reads context.virtualObject from the virtual cluster", async () => {
-    const virtualCluster = await startApiServer();
-    const yaml =
-      "sync:\n  toHost:\n    endpoints:\n      patches:\n        - path: metadata.annotations.owner\n" +
-      '          expression: \'context.virtualObject.metadata.annotations["real-owner"] || "rebuilt"\'\n';
-    const live = structuredClone(virtualEp) as {
-      metadata: { annotations: Record<string, string> };
-    };
-    live.metadata.annotations["real-owner"] = "from-the-virtual-cluster";
-    virtualCluster.put(live as unknown as KubeObject);
-    const withReader = await startWith(yaml, { virtualKubeconfig: virtualCluster.kubeconfigPath });
-    const withoutReader = await startWith(yaml);
-    try {
-      const host = translateEndpointsToHost(virtualEp, VC);
-      const owner = async (url: string) =>
-        (patched(host, await admit(url, endpointsReview("CREATE", host))) as typeof live).metadata
-          .annotations.owner;
-      assert.equal(await owner(withReader.url), "from-the-virtual-cluster");
-      assert.ok(
-        virtualCluster.requests.some((r) => r.path === "/api/v1/namespaces/default/endpoints/db"),
-      );
-      // Without it, the virtual object is rebuilt from the host's bookkeeping (no real-owner there).
-      assert.equal(await owner(withoutReader.url), "rebuilt");
-    } finally {
-      await withReader.serve.stop();
-      await withoutReader.serve.stop();
-      await virtualCluster.close();
-    }
-  });
-
   it("passes everything through when sync.toHost.endpoints.enabled is false", async () => {
     const { serve, url } = await startWith(EXAMPLE.replace("enabled: true", "enabled: false"));
     try {
@@ -278,4 +261,268 @@ describe("POST /mutate/endpoints over HTTPS", function () {
       await serve.stop();
     }
   });
+
+  (HAVE_KUBE ? describe : describe.skip)(
+    `--virtual-kubeconfig, reading a real virtual cluster${KUBE_SKIP_REASON}`,
+    function () {
+      this.timeout(60_000);
+      // The shared cluster plays the virtual cluster: a namespace of this test's own holds the
+      // virtual Endpoints, which vgate reads as a service account that may get endpoints there.
+      const namespace = `vgate-ep-${randomBytes(3).toString("hex")}`;
+      const yaml =
+        "sync:\n  toHost:\n    endpoints:\n      patches:\n        - path: metadata.annotations.owner\n" +
+        '          expression: \'context.virtualObject === null ? "gone" : ' +
+        '(context.virtualObject.metadata.annotations["real-owner"] || "rebuilt")\'\n';
+      const inNamespace = (name: string): JsonObject => {
+        const ep = structuredClone(virtualEp) as { metadata: Json };
+        ep.metadata = { ...ep.metadata, name, namespace };
+        delete ep.metadata.uid;
+        return ep as JsonObject;
+      };
+      /** The host copy vCluster would make: built from the virtual object without real-owner. */
+      const hostOf = (name: string): Json => translateEndpointsToHost(inNamespace(name), VC);
+      const live = inNamespace("db") as KubeObject;
+      (live.metadata.annotations as Record<string, string>)["real-owner"] =
+        "from-the-virtual-cluster";
+      const reader = "vcluster-syncer";
+      const rbac: KubeObject[] = [
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "Role",
+          metadata: { name: reader, namespace },
+          rules: [{ apiGroups: [""], resources: ["endpoints"], verbs: ["get"] }],
+        },
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "RoleBinding",
+          metadata: { name: reader, namespace },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: reader },
+          subjects: [{ kind: "ServiceAccount", name: reader, namespace }],
+        },
+      ];
+      const serviceAccount = (name: string): KubeObject => ({
+        apiVersion: "v1",
+        kind: "ServiceAccount",
+        metadata: { name, namespace },
+      });
+      let cluster: VgateCluster;
+      let readerKubeconfig: string;
+      let strangerKubeconfig: string;
+
+      before(async () => {
+        cluster = await sharedCluster();
+        const { plane, admin } = cluster;
+        const token = await plane.serviceAccountToken(namespace, reader);
+        readerKubeconfig = await plane.tokenKubeconfig(token, reader);
+        const stranger = await plane.serviceAccountToken(namespace, "stranger");
+        strangerKubeconfig = await plane.tokenKubeconfig(stranger, "stranger");
+        for (const o of rbac) await admin.apply(o);
+        await admin.create(live);
+      });
+
+      after(async () => {
+        const admin = cluster?.admin;
+        if (!admin) return;
+        // No controller-manager runs: the namespace stays Terminating, so empty it first.
+        for (const o of [live, ...rbac, serviceAccount(reader), serviceAccount("stranger")]) {
+          await admin.delete(o);
+        }
+        await admin.delete({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+      });
+
+      /** The owner annotation vgate's patch gives the host copy of the virtual `name`. */
+      async function owner(url: string, name = "db"): Promise<unknown> {
+        const host = hostOf(name);
+        const r = await admit(url, endpointsReview("CREATE", host));
+        assert.equal(r.allowed, true, r.status?.message);
+        return ((patched(host, r).metadata as Json).annotations as Json).owner;
+      }
+
+      it("reads context.virtualObject from the virtual cluster, as it is at each request", async () => {
+        const withReader = await startWith(yaml, {
+          virtualKubeconfig: readerKubeconfig,
+          deadlineMs: 5_000,
+        });
+        const withoutReader = await startWith(yaml, { deadlineMs: 5_000 });
+        try {
+          assert.equal(await owner(withReader.url), "from-the-virtual-cluster");
+          // Without it, the virtual object is rebuilt from the host's bookkeeping (no real-owner).
+          assert.equal(await owner(withoutReader.url), "rebuilt");
+          // Read per request, not cached: a change in the virtual cluster shows at once.
+          const res = await cluster.admin.request(
+            "PATCH",
+            `/api/v1/namespaces/${namespace}/endpoints/db`,
+            { metadata: { annotations: { "real-owner": "changed" } } },
+            { "Content-Type": "application/merge-patch+json" },
+          );
+          assert.equal(res.status, 200, JSON.stringify(res.body));
+          assert.equal(await owner(withReader.url), "changed");
+        } finally {
+          await withReader.serve.stop();
+          await withoutReader.serve.stop();
+        }
+      });
+
+      it("gives null as context.virtualObject when the virtual Endpoints does not exist", async () => {
+        const { serve, url } = await startWith(yaml, {
+          virtualKubeconfig: readerKubeconfig,
+          deadlineMs: 5_000,
+        });
+        try {
+          assert.equal(await owner(url, "no-such-endpoints"), "gone");
+        } finally {
+          await serve.stop();
+        }
+      });
+
+      it("refuses the write with 503 when the virtual cluster forbids the read", async () => {
+        const { serve, url } = await startWith(yaml, {
+          virtualKubeconfig: strangerKubeconfig,
+          deadlineMs: 5_000,
+        });
+        try {
+          const r = await admit(url, endpointsReview("CREATE", hostOf("db")));
+          assert.equal(r.allowed, false);
+          assert.equal(r.status?.code, 503);
+          assert.match(
+            r.status!.message,
+            new RegExp(
+              `^cannot read virtual endpoints ${namespace}/db: API server answered 403 Forbidden: ` +
+                `endpoints "db" is forbidden: User "system:serviceaccount:${namespace}:stranger" ` +
+                `cannot get resource "endpoints" in API group "" in the namespace "${namespace}"`,
+            ),
+          );
+        } finally {
+          await serve.stop();
+        }
+      });
+    },
+  );
+
+  (HAVE_KUBE ? describe : describe.skip)(
+    `--side host, called by kube-apiserver${KUBE_SKIP_REASON}`,
+    function () {
+      this.timeout(60_000);
+      // vgate as a host cluster installs it: a MutatingWebhookConfiguration for Endpoints, here
+      // limited to a namespace of this test's own (the vCluster's host namespace), so kube-apiserver
+      // sends its own AdmissionReviews and applies vgate's patches to what it stores.
+      const id = randomBytes(3).toString("hex");
+      const hostNamespace = `vcluster-ep-${id}`;
+      const vc = { ...VC, namespace: hostNamespace };
+      const host = translateEndpointsToHost(virtualEp, vc) as KubeObject;
+      const hostPath = `/api/v1/namespaces/${hostNamespace}/endpoints`;
+      const namespaceObject: KubeObject = {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: hostNamespace },
+      };
+      // Like webhook/examples/vcluster.yaml, but the hostname stays a DNS label: kube refuses an
+      // Endpoints hostname with dots ("must not contain dots"), as the example's patch makes.
+      const config =
+        "sync:\n  toHost:\n    endpoints:\n      patches:\n" +
+        '        - path: metadata.annotations["owner"]\n          expression: \'"tenant-" + value\'\n' +
+        "        - path: subsets[*].addresses[*].hostname\n" +
+        "          expression: 'value + \"-\" + context.vcluster.name'\n";
+      let webhook: KubeObject | undefined;
+      let cluster: VgateCluster;
+      let serve: StartedServe | undefined;
+      let dir: string | undefined;
+
+      type Stored = KubeObject & {
+        metadata: { annotations: Record<string, string>; resourceVersion: string };
+        subsets: { addresses: { hostname: string; ip: string }[] }[];
+      };
+
+      before(async () => {
+        cluster = await sharedCluster();
+        const admin = cluster.admin;
+        await admin.apply(namespaceObject);
+        const tls = await servingCert(cluster.plane.ca, ["localhost"]);
+        dir = mkdtempSync(join(tmpdir(), "vgate-ep-tls-"));
+        writeFileSync(join(dir, "tls.crt"), tls.cert);
+        writeFileSync(join(dir, "tls.key"), tls.key, { mode: 0o600 });
+        const started = await startWith(
+          config,
+          { vclusterNamespace: hostNamespace, deadlineMs: 5_000 },
+          { tlsCertFile: join(dir, "tls.crt"), tlsKeyFile: join(dir, "tls.key") },
+        );
+        serve = started.serve;
+        webhook = {
+          apiVersion: "admissionregistration.k8s.io/v1",
+          kind: "MutatingWebhookConfiguration",
+          metadata: { name: `vgate-endpoints-${id}` },
+          webhooks: [
+            {
+              name: `endpoints-${id}.vgate.example.com`,
+              admissionReviewVersions: ["v1"],
+              sideEffects: "None",
+              failurePolicy: "Fail",
+              timeoutSeconds: 10,
+              clientConfig: {
+                url: started.url,
+                caBundle: Buffer.from(cluster.caPem).toString("base64"),
+              },
+              rules: [
+                {
+                  apiGroups: [""],
+                  apiVersions: ["v1"],
+                  resources: ["endpoints"],
+                  operations: ["CREATE", "UPDATE"],
+                  scope: "Namespaced",
+                },
+              ],
+              namespaceSelector: {
+                matchLabels: { "kubernetes.io/metadata.name": hostNamespace },
+              },
+            },
+          ],
+        };
+        await admin.create(webhook);
+        // kube-apiserver picks the configuration up a moment after it is written.
+        const deadline = Date.now() + 30_000;
+        for (;;) {
+          const res = await admin.request<Stored>("POST", `${hostPath}?dryRun=All`, host);
+          if (res.status === 201 && res.body.metadata.annotations.owner === "tenant-team-a") break;
+          if (Date.now() > deadline) {
+            throw new Error(`the webhook is not called: ${res.status} ${JSON.stringify(res.body)}`);
+          }
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      });
+
+      after(async () => {
+        const admin = cluster?.admin;
+        if (webhook) await admin.delete(webhook);
+        await serve?.stop();
+        if (dir) rmSync(dir, { recursive: true, force: true });
+        if (!admin) return;
+        await admin.delete(host);
+        // No controller-manager runs: the namespace stays Terminating, emptied above.
+        await admin.delete(namespaceObject);
+      });
+
+      it("stores the patched object on CREATE, and patches only the change set on UPDATE", async () => {
+        const created = await cluster.admin.request<Stored>("POST", hostPath, host);
+        assert.equal(created.status, 201, JSON.stringify(created.body));
+        const stored = created.body;
+        assert.equal(stored.metadata.annotations.owner, "tenant-team-a");
+        assert.equal(stored.subsets[0]!.addresses[0]!.hostname, "db-0-my-vcluster");
+        assert.equal(stored.metadata.annotations["vcluster.loft.sh/object-name"], "db");
+        // The syncer recomputes subsets from the virtual object (unpatched) and keeps the rest.
+        const next = structuredClone(stored);
+        next.subsets[0]!.addresses[0]!.hostname = "db-0";
+        next.subsets[0]!.addresses[0]!.ip = "10.0.0.9";
+        const updated = await cluster.admin.request<Stored>(
+          "PUT",
+          `${hostPath}/${encodeURIComponent(String(host.metadata.name))}`,
+          next,
+        );
+        assert.equal(updated.status, 200, JSON.stringify(updated.body));
+        const address = updated.body.subsets[0]!.addresses[0]!;
+        assert.equal(address.hostname, "db-0-my-vcluster");
+        assert.equal(address.ip, "10.0.0.9");
+        assert.equal(updated.body.metadata.annotations.owner, "tenant-team-a");
+      });
+    },
+  );
 });
