@@ -1,7 +1,8 @@
 // A fault-injecting HTTPS proxy in front of a real kube-apiserver, for the faults a real server
 // cannot be made to produce on demand: being down, being slow, a watch that ends or expires, a 500
 // during one request. Everything else is the real server's answer, passed through untouched. It
-// also records the requests it forwards, so tests can count what a client asked.
+// also records the requests it receives (method, path, query, body), so tests can count and
+// inspect what a client asked.
 //
 // Upstream it authenticates with its own client certificate when given one (so one proxy speaks
 // for one user); otherwise it forwards the client's Authorization header.
@@ -18,7 +19,11 @@ export interface RecordedRequest {
   query: string;
   /** When it arrived (ms since the epoch). */
   at: number;
+  /** The request body as text (its first 64 KiB), once it has been read. */
+  body: string;
 }
+
+const MAX_RECORDED_BODY = 64 * 1024;
 
 export type DownMode = false | "503" | "refuse";
 
@@ -144,7 +149,13 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
         path: url.pathname,
         query: url.search,
         at: Date.now(),
+        body: "",
       };
+      req.on("data", (chunk: Buffer) => {
+        if (rec.body.length < MAX_RECORDED_BODY) {
+          rec.body += chunk.toString("utf8").slice(0, MAX_RECORDED_BODY - rec.body.length);
+        }
+      });
       requests.push(rec);
       if (requests.length > maxRecords) requests.splice(0, requests.length - maxRecords);
       const go = () => {

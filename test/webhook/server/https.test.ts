@@ -439,7 +439,18 @@ const rev = (input: ReviewInput): Json =>
       const cause = (r.status?.details?.causes as Json[])[0]!;
       assert.equal(cause.reason, "FieldValueForbidden");
       assert.equal(cause.field, "metadata.ownerReferences[0].blockOwnerDeletion");
-      assert.equal(sentSince(mark, isSar).length, 1, "kube was asked once");
+      const asked = sentSince(mark, isSar);
+      assert.equal(asked.length, 1, "kube was asked once");
+      // The fields RBAC ignores (version, no namespace for a cluster-scoped owner) checked as sent.
+      const sar = JSON.parse(asked[0]!.body) as Json;
+      assert.equal(sar.kind, "SubjectAccessReview");
+      assert.deepEqual(sar.spec, {
+        user: users.nobody,
+        uid: "u-1",
+        groups: ["system:authenticated"],
+        extra: {},
+        resourceAttributes: deleteUser(OWNER),
+      });
     });
 
     it("allows it when RBAC lets the user delete the owner", async () => {
