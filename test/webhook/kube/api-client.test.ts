@@ -1,18 +1,41 @@
-// ApiClient against the test API server, loaded through its kubeconfig file as in production.
+// ApiClient against a real kube-apiserver, loaded through a kubeconfig as in production: it runs as
+// a service account with the rules vgate's role has, through a fault proxy that can take the API
+// server down, slow it and count what the client asked. Keys live under a group domain of this
+// file's own, so no webhook is in the way; authorization is the cluster's real RBAC.
 
 import assert from "node:assert/strict";
-import { createServer } from "node:net";
+import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { UserInfo } from "../../../webhook/src/accesskeys/request.js";
 import { KubeError } from "../../../webhook/src/api/status.js";
 import { resourceIdentity } from "../../../webhook/src/api/ownedaccesskey.js";
-import { ApiClient, type ApiClientOptions } from "../../../webhook/src/kube/api-client.js";
+import {
+  ApiClient,
+  reviewStatus,
+  subjectAccessReviewBody,
+  type ApiClientOptions,
+} from "../../../webhook/src/kube/api-client.js";
 import { loadKubeConfig } from "../../../webhook/src/kube/kubeconfig.js";
+import type { ResourceAttributes } from "../../../webhook/src/kube/ports.js";
+import { installAccessKeyCrd, sharedCluster, type VgateCluster } from "../../support/cluster.js";
+import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
+import type { FaultProxy } from "../../support/kube/fault-proxy.js";
+import type { KubeObject, KubeTestClient } from "../../support/kube/kube-client.js";
 import { kubeconfigYaml } from "../../support/kube/kubeconfig-file.js";
-import { resourceType, startApiServer, type TestApiServer } from "../../support/apiserver/index.js";
+import { testCa } from "../../support/kube/pki.js";
+import { freePort } from "../../support/kube/processes.js";
+import { rulesInEffect } from "./rbac.js";
+import { serviceAccountWith, type TestServiceAccount } from "./service-account.js";
+import { until } from "./until.js";
 
-const ID = resourceIdentity();
+const DOMAIN = "api-client-test.example.com";
+const ID = resourceIdentity(DOMAIN);
+const KEYS = `/apis/${ID.group}/${ID.version}/${ID.resource}`;
+const STORAGE = `storage.${DOMAIN}`;
+const RBAC = "rbac.authorization.k8s.io/v1";
+const CRD = "apiextensions.k8s.io/v1";
 const ALICE = { username: "alice", groups: ["devs", "system:authenticated"], uid: "u-1" };
 const DELETE_POD = {
   group: "",
@@ -27,7 +50,7 @@ async function clientFor(kubeconfig: string, options: ApiClientOptions = {}): Pr
   const kc = await loadKubeConfig({ kubeconfig, env: {} });
   assert.ok(kc);
   // These tests are about the live requests; the access key cache has its own tests.
-  return new ApiClient(kc, ID, { cacheAccessKeys: false, ...options });
+  return new ApiClient(kc, ID, { cacheAccessKeys: false, timeoutMs: 10_000, ...options });
 }
 
 async function rejection(p: Promise<unknown>): Promise<KubeError> {
@@ -40,156 +63,174 @@ async function rejection(p: Promise<unknown>): Promise<KubeError> {
   assert.fail("expected a rejection");
 }
 
-/** A port nobody listens on. */
-async function closedPort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
-  const addr = srv.address();
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  assert.ok(addr && typeof addr === "object");
-  return addr.port;
+/** A cluster-scoped or namespaced CRD that keeps whatever it is given. */
+function crd(group: string, kind: string, plural: string, namespaced: boolean): KubeObject {
+  return {
+    apiVersion: CRD,
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${plural}.${group}` },
+    spec: {
+      group,
+      scope: namespaced ? "Namespaced" : "Cluster",
+      names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
+      versions: [
+        {
+          name: "v1",
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+          },
+        },
+      ],
+    },
+  };
 }
 
-describe("ApiClient", () => {
-  let server: TestApiServer;
+/** Installs `def` and waits until kube-apiserver serves it in discovery. */
+async function installCrd(admin: KubeTestClient, def: KubeObject): Promise<void> {
+  await admin.apply(def);
+  const spec = def["spec"] as { group: string; names: { plural: string } };
+  await until(async () => {
+    const res = await admin.request<{ resources?: { name: string }[] }>(
+      "GET",
+      `/apis/${spec.group}/v1`,
+    );
+    return (
+      res.status === 200 && (res.body.resources ?? []).some((r) => r.name === spec.names.plural)
+    );
+  }, `${def.metadata.name} in discovery`);
+}
+
+(HAVE_KUBE ? describe : describe.skip)(`ApiClient${KUBE_SKIP_REASON}`, function () {
+  this.timeout(60_000);
+  let cluster: VgateCluster;
+  let account: TestServiceAccount;
+  let proxy: FaultProxy;
   let client: ApiClient;
   const clients: ApiClient[] = [];
+  const undo: (() => Promise<unknown>)[] = [];
   const fresh = async (options: ApiClientOptions = {}) => {
-    const c = await clientFor(server.kubeconfigPath, options);
+    const c = await clientFor(await account.kubeconfig(proxy.url), options);
     clients.push(c);
     return c;
   };
+  const track = (c: ApiClient) => (clients.push(c), c);
 
-  before(async () => {
-    server = await startApiServer();
+  before(async function () {
+    this.timeout(120_000);
+    cluster = await sharedCluster();
+    await installAccessKeyCrd(cluster.admin, DOMAIN);
+    undo.push(() => cluster.admin.delete(crd(ID.group, "OwnedAccessKey", ID.resource, false)));
+    // vgate's role: read keys, create SubjectAccessReviews (discovery is every user's).
+    account = await serviceAccountWith(cluster.plane, "api-client", [
+      { apiGroups: [ID.group], resources: [ID.resource], verbs: ["get", "list", "watch"] },
+      {
+        apiGroups: ["authorization.k8s.io"],
+        resources: ["subjectaccessreviews"],
+        verbs: ["create"],
+      },
+    ]);
+    undo.push(() => account.remove());
+    proxy = await cluster.plane.faultProxy();
+    undo.push(() => proxy.close());
     client = await fresh();
   });
   after(async () => {
     for (const c of clients) c.close();
-    await server.close();
+    for (const fn of undo.reverse()) await fn();
   });
   afterEach(() => {
-    server.setDown(false);
-    server.setDelay(0);
-    server.authorize = (a) => a.groups.includes("system:masters");
+    proxy.setDown(false);
+    proxy.setDelay(0);
   });
 
   describe("getAccessKey", () => {
     it("returns the stored key", async () => {
-      server.put({
+      const name = `present-${randomBytes(3).toString("hex")}`;
+      const stored = await cluster.admin.create<KubeObject>({
         apiVersion: ID.apiVersion,
         kind: "OwnedAccessKey",
-        metadata: { name: "present" },
+        metadata: { name },
         spec: { user: "alice" },
       });
-      const key = await client.getAccessKey("present");
-      assert.equal(key?.metadata?.name, "present");
+      undo.push(() => cluster.admin.delete(stored));
+      const key = await client.getAccessKey(name);
+      assert.equal(key?.metadata?.name, name);
       assert.equal(key?.spec?.user, "alice");
-      assert.ok(key?.metadata?.uid);
+      assert.equal(key?.metadata?.uid, stored.metadata["uid"]);
     });
 
     it("returns null for a missing key", async () => {
       assert.equal(await client.getAccessKey("absent"), null);
-      assert.equal(
-        server.requests.at(-1)?.path,
-        "/apis/management.loft.sh/v1/ownedaccesskeys/absent",
-      );
+      const last = proxy.requests.at(-1);
+      assert.deepEqual([last?.method, last?.path], ["GET", `${KEYS}/absent`]);
     });
 
     it("returns null without asking for names no object can have", async () => {
-      const before = server.requests.length;
+      const before = proxy.requests.length;
       for (const name of ["", ".", "..", "a/b", "a%2Fb"])
         assert.equal(await client.getAccessKey(name), null);
-      assert.equal(server.requests.length, before);
+      assert.equal(proxy.requests.length, before);
     });
 
     it("fails closed with 503 naming the check when the API server answers 503", async () => {
-      server.setDown(true);
+      proxy.setDown(true);
       const err = await rejection(client.getAccessKey("x"));
       assert.equal(err.code, 503);
       assert.equal(err.reason, "ServiceUnavailable");
       assert.equal(
         err.message,
-        'cannot check whether ownedaccesskeys.management.loft.sh "x" exists: API server answered 503 ServiceUnavailable: the server is currently unable to handle the request',
+        `cannot check whether ${ID.resource}.${ID.group} "x" exists: API server answered 503 ServiceUnavailable: the server is currently unable to handle the request`,
       );
-      assert.ok(!err.message.includes(server.token));
+      assert.ok(!err.message.includes(account.token));
     });
 
     it("fails closed with 503 when its own credentials are rejected (401) or forbidden (403)", async () => {
-      const badToken = await clientFor(await server.writeKubeconfig("not-a-known-token", "bad"));
-      clients.push(badToken);
+      const { plane } = cluster;
+      const badToken = track(
+        await clientFor(await plane.tokenKubeconfig("not-a-known-token", "bad")),
+      );
       const unauthorized = await rejection(badToken.getAccessKey("x"));
       assert.equal(unauthorized.code, 503);
-      assert.match(unauthorized.message, /answered 401 Unauthorized/);
+      assert.match(unauthorized.message, /answered 401 Unauthorized: Unauthorized$/);
       assert.ok(!unauthorized.message.includes("not-a-known-token"));
 
-      server.addToken("bob-token-123", { user: "bob", groups: ["system:authenticated"] });
-      const bob = await clientFor(await server.writeKubeconfig("bob-token-123", "bob"));
-      clients.push(bob);
-      const forbidden = await rejection(bob.getAccessKey("x"));
+      // Authenticated, but no role grants it anything on keys.
+      const bob = `bob-${randomBytes(3).toString("hex")}`;
+      const bobClient = track(await clientFor(await plane.clientCertKubeconfig(bob)));
+      const forbidden = await rejection(bobClient.getAccessKey("x"));
       assert.equal(forbidden.code, 503);
-      assert.match(forbidden.message, /answered 403 Forbidden: .*User "bob" cannot get/);
+      assert.match(
+        forbidden.message,
+        new RegExp(`answered 403 Forbidden: .*User "${bob}" cannot get resource "ownedaccesskeys"`),
+      );
     });
 
     it("fails closed with 503 when the answer does not come within the timeout", async () => {
       const quick = await fresh({ timeoutMs: 100 });
-      server.setDelay(400);
+      proxy.setDelay(1000);
       const err = await rejection(quick.getAccessKey("x"));
       assert.equal(err.code, 503);
       assert.match(err.message, /exists: API server did not answer within 100 ms$/);
     });
   });
 
-  describe("unreachable API server", () => {
-    let dir: string;
-    let unreachable: ApiClient;
-    before(async () => {
-      dir = await mkdtemp(join(tmpdir(), "vgate-kube-"));
-      const port = await closedPort();
-      const path = join(dir, "config");
-      const yaml = kubeconfigYaml({
-        server: `https://127.0.0.1:${port}`,
-        caPem: server.caPem,
-        token: "secret-token-value",
-        name: "gone",
-      });
-      await writeFile(path, yaml);
-      unreachable = await clientFor(path, { timeoutMs: 2000 });
-      clients.push(unreachable);
-    });
-    after(() => rm(dir, { recursive: true, force: true }));
-
-    it("answers 503 with the connection error and no token", async () => {
-      const err = await rejection(unreachable.getAccessKey("x"));
-      assert.equal(err.code, 503);
-      assert.match(
-        err.message,
-        /^cannot check whether ownedaccesskeys\.management\.loft\.sh "x" exists: API server unreachable: connect ECONNREFUSED 127\.0\.0\.1:\d+$/,
-      );
-      assert.ok(!err.message.includes("secret-token-value"));
-    });
-
-    it("answers 503 for discovery and SubjectAccessReview too", async () => {
-      const disc = await rejection(unreachable.resourceFor("apps/v1", "Deployment"));
-      assert.equal(disc.code, 503);
-      assert.match(
-        disc.message,
-        /^cannot map apps\/v1 kinds to resources \(discovery\): API server unreachable/,
-      );
-      const sar = await rejection(unreachable.subjectAccessReview(ALICE, DELETE_POD));
-      assert.equal(sar.code, 503);
-      assert.match(
-        sar.message,
-        /^cannot check whether "alice" may delete pods "p" in namespace "a": /,
-      );
-    });
-
-    it("is not ready", async () => {
-      assert.equal(await unreachable.ready(), false);
-    });
-  });
-
   describe("resourceFor", () => {
+    before(async () => {
+      // Loft's owner kinds, as Loft installs them: cluster-scoped User and Team CRDs.
+      for (const group of [ID.group, STORAGE]) {
+        for (const [kind, plural] of [
+          ["User", "users"],
+          ["Team", "teams"],
+        ] as const) {
+          const def = crd(group, kind, plural, false);
+          await installCrd(cluster.admin, def);
+          undo.push(() => cluster.admin.delete(def));
+        }
+      }
+    });
+
     it("maps core v1 Pod to namespaced pods", async () => {
       assert.deepEqual(await client.resourceFor("v1", "Pod"), {
         group: "",
@@ -214,19 +255,14 @@ describe("ApiClient", () => {
     });
 
     it("maps Loft's User and Team kinds to cluster-scoped resources", async () => {
-      for (const [apiVersion, kind, resource] of [
-        ["management.loft.sh/v1", "User", "users"],
-        ["management.loft.sh/v1", "Team", "teams"],
-        ["storage.loft.sh/v1", "User", "users"],
-        ["storage.loft.sh/v1", "Team", "teams"],
+      for (const [group, kind, resource] of [
+        [ID.group, "User", "users"],
+        [ID.group, "Team", "teams"],
+        [STORAGE, "User", "users"],
+        [STORAGE, "Team", "teams"],
       ] as const) {
-        const m = await client.resourceFor(apiVersion, kind);
-        assert.deepEqual(m, {
-          group: apiVersion.split("/")[0],
-          version: "v1",
-          resource,
-          namespaced: false,
-        });
+        const m = await client.resourceFor(`${group}/v1`, kind);
+        assert.deepEqual(m, { group, version: "v1", resource, namespaced: false });
       }
     });
 
@@ -240,7 +276,7 @@ describe("ApiClient", () => {
 
     it("asks discovery once per group/version while the answer is fresh", async () => {
       const c = await fresh();
-      const count = () => server.requests.filter((r) => r.path === "/apis/apps/v1").length;
+      const count = () => proxy.requests.filter((r) => r.path === "/apis/apps/v1").length;
       const before = count();
       await Promise.all([
         c.resourceFor("apps/v1", "Deployment"),
@@ -251,25 +287,29 @@ describe("ApiClient", () => {
     });
 
     it("finds a newly installed CRD by refreshing once on a miss", async () => {
+      const group = `${randomBytes(3).toString("hex")}.${DOMAIN}`;
       const c = await fresh({ discoveryMissRefreshMs: 0 });
-      assert.equal(await c.resourceFor("example.io/v1", "Widget"), null);
-      server.registry.add(resourceType("example.io/v1", "Widget", "widgets", true));
+      assert.equal(await c.resourceFor(`${group}/v1`, "Widget"), null);
+      const def = crd(group, "Widget", "widgets", true);
+      await installCrd(cluster.admin, def);
       try {
-        const m = await c.resourceFor("example.io/v1", "Widget");
-        assert.deepEqual(m, {
-          group: "example.io",
+        const count = () => proxy.requests.filter((r) => r.path === `/apis/${group}/v1`).length;
+        const before = count();
+        assert.deepEqual(await c.resourceFor(`${group}/v1`, "Widget"), {
+          group,
           version: "v1",
           resource: "widgets",
           namespaced: true,
         });
+        assert.equal(count() - before, 1);
       } finally {
-        server.registry.remove("example.io", "v1", "widgets");
+        await cluster.admin.delete(def);
       }
     });
 
     it("does not refresh again on a miss while the answer is younger than the refresh interval", async () => {
       const c = await fresh({ discoveryMissRefreshMs: 60_000 });
-      const count = () => server.requests.filter((r) => r.path === "/api/v1").length;
+      const count = () => proxy.requests.filter((r) => r.path === "/api/v1").length;
       const before = count();
       assert.equal(await c.resourceFor("v1", "Nothing"), null);
       assert.equal(await c.resourceFor("v1", "Nothing"), null);
@@ -278,7 +318,7 @@ describe("ApiClient", () => {
 
     it("fails closed with 503 when discovery is down", async () => {
       const c = await fresh();
-      server.setDown(true);
+      proxy.setDown(true);
       const err = await rejection(c.resourceFor("apps/v1", "Deployment"));
       assert.equal(err.code, 503);
       assert.match(err.message, /discovery\): API server answered 503 ServiceUnavailable/);
@@ -286,53 +326,139 @@ describe("ApiClient", () => {
   });
 
   describe("subjectAccessReview", () => {
-    it("answers allowed, sending the user's name, uid, groups, extra and attributes", async () => {
-      server.authorize = (a) =>
-        a.user === "alice" && a.groups.includes("devs") && a.verb === "delete" && a.name === "p";
-      const user = { ...ALICE, extra: { scopes: ["a", "b"] } };
-      const decision = await client.subjectAccessReview(user, DELETE_POD);
-      assert.equal(decision.allowed, true);
-      assert.match(decision.reason ?? "", /alice/);
-      const sent = server.requests.at(-1)?.body as { spec: Record<string, unknown> };
-      assert.deepEqual(sent.spec, {
-        user: "alice",
-        groups: ["devs", "system:authenticated"],
-        uid: "u-1",
-        extra: { scopes: ["a", "b"] },
-        resourceAttributes: {
-          group: "",
-          version: "v1",
-          resource: "pods",
-          namespace: "a",
-          name: "p",
-          verb: "delete",
+    const id = randomBytes(3).toString("hex");
+    const devs = `devs-${id}`;
+    const carol = `carol-${id}`;
+
+    before(async () => {
+      // The cluster's RBAC decides: group `devs` and user `carol` may delete the pod "p" and
+      // update the finalizers of the User "bob".
+      const role = {
+        apiVersion: RBAC,
+        kind: "ClusterRole",
+        metadata: { name: `vgate-api-client-${id}` },
+        rules: [
+          { apiGroups: [""], resources: ["pods"], verbs: ["delete"], resourceNames: ["p"] },
+          {
+            apiGroups: [STORAGE],
+            resources: ["users/finalizers"],
+            verbs: ["update"],
+            resourceNames: ["bob"],
+          },
+        ],
+      };
+      const binding = {
+        apiVersion: RBAC,
+        kind: "ClusterRoleBinding",
+        metadata: { name: `vgate-api-client-${id}` },
+        roleRef: {
+          apiGroup: "rbac.authorization.k8s.io",
+          kind: "ClusterRole",
+          name: role.metadata.name,
         },
-      });
+        subjects: [
+          { apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: devs },
+          { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: carol },
+        ],
+      };
+      await cluster.admin.apply(role);
+      undo.push(() => cluster.admin.delete(role));
+      await cluster.admin.apply(binding);
+      undo.push(() => cluster.admin.delete(binding));
+      await rulesInEffect(cluster.admin, { user: carol, groups: [] }, role.rules);
+      await rulesInEffect(cluster.admin, { user: "someone", groups: [devs] }, role.rules);
     });
 
-    it("answers denied", async () => {
-      server.authorize = () => ({ allowed: false, denied: true, reason: "no way" });
+    it("answers the cluster's RBAC decision for the user's name, groups and attributes", async () => {
+      const alice = { ...ALICE, groups: [devs, "system:authenticated"] };
+      const allowed = await client.subjectAccessReview(alice, DELETE_POD);
+      assert.equal(allowed.allowed, true);
+      assert.match(allowed.reason ?? "", new RegExp(`^RBAC: allowed by .* to Group "${devs}"$`));
+      const byName = await client.subjectAccessReview({ username: carol, groups: [] }, DELETE_POD);
+      assert.equal(byName.allowed, true);
+      assert.match(byName.reason ?? "", new RegExp(`to User "${carol}"$`));
+      // Each part of the question counts: the groups, the name, the verb.
+      const questions: [UserInfo, ResourceAttributes][] = [
+        [ALICE, DELETE_POD],
+        [alice, { ...DELETE_POD, name: "q" }],
+        [alice, { ...DELETE_POD, verb: "get" }],
+      ];
+      for (const [user, attrs] of questions) {
+        const no = await client.subjectAccessReview(user, attrs);
+        assert.equal(no.allowed, false, JSON.stringify([user, attrs]));
+      }
+      const last = proxy.requests.at(-1);
+      assert.deepEqual(
+        [last?.method, last?.path],
+        ["POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews"],
+      );
+    });
+
+    it("answers not allowed, without denied or a reason, where RBAC has no rule", async () => {
+      // RBAC never denies, it only has no opinion; only an authorization webhook sets denied.
       const decision = await client.subjectAccessReview(ALICE, DELETE_POD);
-      assert.deepEqual(decision, { allowed: false, denied: true, reason: "no way" });
+      assert.deepEqual(decision, { allowed: false });
     });
 
-    it("omits empty optional attributes", async () => {
-      const attrs = {
-        group: "storage.loft.sh",
+    it("sends the subresource, and RBAC tells users/finalizers from users", async () => {
+      const update = {
+        group: STORAGE,
         version: "v1",
         resource: "users",
         subresource: "finalizers",
         name: "bob",
         verb: "update",
       };
-      await client.subjectAccessReview({ username: "alice", groups: [] }, attrs);
-      const sent = server.requests.at(-1)?.body as { spec: Record<string, unknown> };
-      assert.deepEqual(sent.spec["resourceAttributes"], attrs);
-      assert.equal(Object.hasOwn(sent.spec, "uid"), false);
+      const user = { username: "someone", groups: [devs] };
+      assert.equal((await client.subjectAccessReview(user, update)).allowed, true);
+      const users = { ...update, subresource: "" };
+      assert.equal((await client.subjectAccessReview(user, users)).allowed, false);
+    });
+
+    it("sends uid and extra in the shape kube reads back", async () => {
+      // The exact body the client posts, asked of the real server: its answer echoes the spec as
+      // kube decoded it, so a misnamed or mistyped field would be missing there.
+      const user = { ...ALICE, extra: { scopes: ["a", "b"] } };
+      const attrs = {
+        group: "apps",
+        version: "v1",
+        resource: "deployments",
+        subresource: "scale",
+        namespace: "a",
+        name: "d",
+        verb: "update",
+      };
+      const body = subjectAccessReviewBody(user, attrs) as { spec: Record<string, unknown> };
+      assert.deepEqual(body.spec, {
+        user: "alice",
+        groups: ["devs", "system:authenticated"],
+        uid: "u-1",
+        extra: { scopes: ["a", "b"] },
+        resourceAttributes: attrs,
+      });
+      const res = await cluster.admin.request<{ spec: unknown }>(
+        "POST",
+        "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+        body,
+      );
+      assert.equal(res.status, 201);
+      assert.deepEqual(res.body.spec, body.spec);
+    });
+
+    it("fails closed with 503 when it may not create SubjectAccessReviews (403)", async () => {
+      const readOnly = await serviceAccountWith(cluster.plane, "api-client-no-sar", []);
+      undo.push(() => readOnly.remove());
+      const c = track(await clientFor(await readOnly.kubeconfig()));
+      const err = await rejection(c.subjectAccessReview(ALICE, DELETE_POD));
+      assert.equal(err.code, 503);
+      assert.match(
+        err.message,
+        /^cannot check whether "alice" may delete pods "p" in namespace "a": API server answered 403 Forbidden: subjectaccessreviews\.authorization\.k8s\.io is forbidden: User "system:serviceaccount:[^"]+" cannot create resource "subjectaccessreviews"/,
+      );
     });
 
     it("fails closed with 503 when the review cannot be made", async () => {
-      server.setDown(true);
+      proxy.setDown(true);
       const err = await rejection(client.subjectAccessReview(ALICE, DELETE_POD));
       assert.equal(err.code, 503);
       assert.match(
@@ -346,22 +472,109 @@ describe("ApiClient", () => {
     it("is true when discovery answers, and keeps a yes for a while", async () => {
       const c = await fresh();
       assert.equal(await c.ready(), true);
-      server.setDown(true);
+      proxy.setDown(true);
       assert.equal(await c.ready(), true);
     });
 
     it("is false when the API server answers with an error", async () => {
       const c = await fresh();
-      server.setDown(true);
+      proxy.setDown(true);
       assert.equal(await c.ready(), false);
-      server.setDown(false);
+      proxy.setDown(false);
       assert.equal(await c.ready(), true);
     });
 
     it("is false when the answer is too slow", async () => {
       const c = await fresh({ timeoutMs: 100 });
-      server.setDelay(400);
+      proxy.setDelay(1000);
       assert.equal(await c.ready(), false);
     });
+  });
+});
+
+describe("ApiClient, API server unreachable", () => {
+  let dir: string;
+  let unreachable: ApiClient;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "vgate-kube-"));
+    // Nobody listens there: the connection is refused before TLS, so any CA will do.
+    const port = await freePort();
+    const path = join(dir, "config");
+    const yaml = kubeconfigYaml({
+      server: `https://127.0.0.1:${port}`,
+      caPem: (await testCa()).cert,
+      token: "secret-token-value",
+      name: "gone",
+    });
+    await writeFile(path, yaml);
+    unreachable = await clientFor(path, { timeoutMs: 2000 });
+  });
+  after(async () => {
+    unreachable.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("answers 503 with the connection error and no token", async () => {
+    const err = await rejection(unreachable.getAccessKey("x"));
+    assert.equal(err.code, 503);
+    assert.match(
+      err.message,
+      /^cannot check whether ownedaccesskeys\.management\.api-client-test\.example\.com "x" exists: API server unreachable: connect ECONNREFUSED 127\.0\.0\.1:\d+$/,
+    );
+    assert.ok(!err.message.includes("secret-token-value"));
+  });
+
+  it("answers 503 for discovery and SubjectAccessReview too", async () => {
+    const disc = await rejection(unreachable.resourceFor("apps/v1", "Deployment"));
+    assert.equal(disc.code, 503);
+    assert.match(
+      disc.message,
+      /^cannot map apps\/v1 kinds to resources \(discovery\): API server unreachable/,
+    );
+    const sar = await rejection(unreachable.subjectAccessReview(ALICE, DELETE_POD));
+    assert.equal(sar.code, 503);
+    assert.match(
+      sar.message,
+      /^cannot check whether "alice" may delete pods "p" in namespace "a": /,
+    );
+  });
+
+  it("is not ready", async () => {
+    assert.equal(await unreachable.ready(), false);
+  });
+});
+
+describe("SubjectAccessReview bodies and answers", () => {
+  it("omits empty optional attributes and a missing uid", () => {
+    const attrs = {
+      group: "storage.loft.sh",
+      version: "v1",
+      resource: "users",
+      subresource: "finalizers",
+      name: "bob",
+      verb: "update",
+    };
+    const body = subjectAccessReviewBody({ username: "alice", groups: [] }, attrs) as {
+      spec: Record<string, unknown>;
+    };
+    assert.deepEqual(body.spec["resourceAttributes"], attrs);
+    assert.equal(Object.hasOwn(body.spec, "uid"), false);
+    assert.equal(Object.hasOwn(body.spec, "extra"), false);
+    const core = subjectAccessReviewBody({ username: "alice", groups: [] }, DELETE_POD) as {
+      spec: { resourceAttributes: Record<string, string> };
+    };
+    assert.equal(core.spec.resourceAttributes["group"], "", 'the core group is named, as ""');
+  });
+
+  it("reads denied and the reason an authorization webhook gives", () => {
+    // RBAC never denies; a webhook authorizer (e.g. Loft's) can, and kube passes that on.
+    const answer = {
+      apiVersion: "authorization.k8s.io/v1",
+      kind: "SubjectAccessReview",
+      status: { allowed: false, denied: true, reason: "no way" },
+    };
+    assert.deepEqual(reviewStatus(answer), { allowed: false, denied: true, reason: "no way" });
+    assert.equal(reviewStatus({ status: { denied: true } }), null, "no allowed: no decision");
+    assert.equal(reviewStatus({ status: { allowed: "true" } }), null);
   });
 });

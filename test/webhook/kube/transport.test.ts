@@ -1,58 +1,85 @@
+// KubeTransport against a real kube-apiserver, as a service account with a bound token: the server
+// itself says who sent a request (SelfSubjectReview) and what body it read (the echoed spec of a
+// SelfSubjectAccessReview).
+
 import assert from "node:assert/strict";
 import { KubeTransport } from "../../../webhook/src/kube/transport.js";
 import { loadKubeConfig } from "../../../webhook/src/kube/kubeconfig.js";
-import { startApiServer, type TestApiServer } from "../../support/apiserver/index.js";
+import { sharedCluster, type VgateCluster } from "../../support/cluster.js";
+import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
+import { serviceAccountWith, type TestServiceAccount } from "./service-account.js";
 
-describe("KubeTransport", () => {
-  let server: TestApiServer;
+async function transportFor(kubeconfig: string, timeoutMs: number): Promise<KubeTransport> {
+  const kc = await loadKubeConfig({ kubeconfig, env: {} });
+  assert.ok(kc);
+  return new KubeTransport(kc, { timeoutMs });
+}
+
+(HAVE_KUBE ? describe : describe.skip)(`KubeTransport${KUBE_SKIP_REASON}`, function () {
+  this.timeout(60_000);
+  let cluster: VgateCluster;
+  let account: TestServiceAccount;
   let transport: KubeTransport;
-  before(async () => {
-    server = await startApiServer();
-    const kc = await loadKubeConfig({ kubeconfig: server.kubeconfigPath, env: {} });
-    transport = new KubeTransport(kc!, { timeoutMs: 2000 });
+  before(async function () {
+    this.timeout(120_000);
+    cluster = await sharedCluster();
+    // No role: every authenticated user may read /version and review itself.
+    account = await serviceAccountWith(cluster.plane, "transport", []);
+    transport = await transportFor(await account.kubeconfig(), 10_000);
   });
   after(async () => {
-    transport.close();
-    await server.close();
+    transport?.close();
+    await account?.remove();
   });
 
   it("sends the kubeconfig's bearer token and parses JSON answers", async () => {
-    const res = await transport.request("GET", "/version");
-    assert.equal(res.status, 200);
-    assert.equal((res.body as { major: string }).major, "1");
-    assert.equal(server.requests.at(-1)?.user, "kubernetes-admin");
+    const version = await transport.request("GET", "/version");
+    assert.equal(version.status, 200);
+    assert.equal((version.body as { major: string }).major, "1");
+    const whoami = await transport.request(
+      "POST",
+      "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+      { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" },
+    );
+    assert.equal(whoami.status, 201);
+    const user = (whoami.body as { status: { userInfo: { username: string } } }).status.userInfo;
+    assert.equal(user.username, account.username);
   });
 
   it("redacts the token it sent from any text", async () => {
     await transport.request("GET", "/api");
-    const text = `oops Bearer ${server.token} and ${server.token}.`;
-    const redacted = transport.redact(text);
-    assert.ok(!redacted.includes(server.token));
+    const token = account.token;
+    const redacted = transport.redact(`oops Bearer ${token} and ${token}.`);
+    assert.ok(!redacted.includes(token));
     assert.equal(redacted, "oops <redacted> and <redacted>.");
     assert.equal(transport.redact("nothing secret"), "nothing secret");
   });
 
   it("sends JSON bodies", async () => {
-    const body = {
-      apiVersion: "management.loft.sh/v1",
-      kind: "OwnedAccessKey",
-      metadata: { name: "sent" },
+    const spec = {
+      resourceAttributes: {
+        group: "management.loft.sh",
+        version: "v1",
+        resource: "ownedaccesskeys",
+        name: "sent",
+        verb: "get",
+      },
     };
     const res = await transport.request(
       "POST",
-      "/apis/management.loft.sh/v1/ownedaccesskeys",
-      body,
+      "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+      { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", spec },
     );
     assert.equal(res.status, 201);
-    assert.deepEqual(server.requests.at(-1)?.body, body);
+    const answer = res.body as { spec: unknown; status: { allowed: boolean } };
+    assert.deepEqual(answer.spec, spec, "the server read the body we sent");
+    assert.equal(answer.status.allowed, false);
   });
 
   it("rejects with a timeout error when the answer is late", async () => {
-    const quick = new KubeTransport(
-      (await loadKubeConfig({ kubeconfig: server.kubeconfigPath, env: {} }))!,
-      { timeoutMs: 50 },
-    );
-    server.setDelay(300);
+    const proxy = await cluster.plane.faultProxy();
+    const quick = await transportFor(await account.kubeconfig(proxy.url), 50);
+    proxy.setDelay(1000);
     try {
       await assert.rejects(quick.request("GET", "/api"), {
         name: "TransportError",
@@ -60,8 +87,8 @@ describe("KubeTransport", () => {
         message: "API server did not answer within 50 ms",
       });
     } finally {
-      server.setDelay(0);
       quick.close();
+      await proxy.close();
     }
   });
 });
