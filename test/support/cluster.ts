@@ -19,7 +19,9 @@ import {
   type ControlPlaneOptions,
 } from "./kube/control-plane.js";
 import { KubeTestClient, type KubeObject } from "./kube/kube-client.js";
+import { installCrd } from "./kube/crds.js";
 import { clientCert, servingCert } from "./kube/pki.js";
+import { clusterRole, clusterRoleBinding, vgateRules } from "./kube/rbac.js";
 import { freePort, supervise, waitUntil, type Supervised } from "./kube/processes.js";
 
 export const VGATE_NAMESPACE = "vgate-system";
@@ -56,8 +58,6 @@ export interface VgateCluster {
   clientFor(user: string, groups?: readonly string[]): Promise<KubeTestClient>;
   stop(): Promise<void>;
 }
-
-const RBAC = "rbac.authorization.k8s.io/v1";
 
 export async function startVgateCluster(opts: VgateClusterOptions = {}): Promise<VgateCluster> {
   const plane = await startControlPlane(opts);
@@ -157,25 +157,13 @@ export async function installAccessKeyCrd(
   );
 }
 
-/** The CRDs of manifests/, applied and Established. */
+/** The CRDs of manifests/, applied, Established and served. */
 async function installCrds(
   admin: KubeTestClient,
   rewrite: (yaml: string) => string = (yaml) => yaml,
 ): Promise<void> {
   for (const crd of manifestObjects("manifests/crd-ownedaccesskeys.yaml", rewrite)) {
-    await admin.apply(crd);
-    const established = async () => {
-      const live = await admin.get(crd);
-      const conditions =
-        (live?.["status"] as { conditions?: { type: string; status: string }[] })?.conditions ?? [];
-      return conditions.some((c) => c.type === "Established" && c.status === "True");
-    };
-    const deadline = Date.now() + 30_000;
-    while (!(await established())) {
-      if (Date.now() > deadline)
-        throw new Error(`CRD ${crd.metadata.name} not Established in 30 s`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await installCrd(admin, crd);
   }
 }
 
@@ -184,30 +172,12 @@ async function installCrds(
  * API: what a pod's projected token gives it.
  */
 async function vgateIdentity(plane: ControlPlane, admin: KubeTestClient): Promise<string> {
-  await admin.apply({
-    apiVersion: RBAC,
-    kind: "ClusterRole",
-    metadata: { name: "vgate" },
-    rules: [
-      {
-        apiGroups: [`management.${DEFAULT_GROUP_DOMAIN}`],
-        resources: ["ownedaccesskeys"],
-        verbs: ["get", "list", "watch"],
-      },
-      {
-        apiGroups: ["authorization.k8s.io"],
-        resources: ["subjectaccessreviews"],
-        verbs: ["create"],
-      },
-    ],
-  });
-  await admin.apply({
-    apiVersion: RBAC,
-    kind: "ClusterRoleBinding",
-    metadata: { name: "vgate" },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "vgate" },
-    subjects: [{ kind: "ServiceAccount", name: VGATE_SERVICE_ACCOUNT, namespace: VGATE_NAMESPACE }],
-  });
+  await admin.apply(clusterRole("vgate", vgateRules(`management.${DEFAULT_GROUP_DOMAIN}`)));
+  await admin.apply(
+    clusterRoleBinding("vgate", "vgate", [
+      { kind: "ServiceAccount", name: VGATE_SERVICE_ACCOUNT, namespace: VGATE_NAMESPACE },
+    ]),
+  );
   const token = await plane.serviceAccountToken(VGATE_NAMESPACE, VGATE_SERVICE_ACCOUNT);
   return plane.tokenKubeconfig(token, "vgate");
 }

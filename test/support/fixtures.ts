@@ -19,14 +19,6 @@ export function fixture<T = unknown>(name: string): T {
   return JSON.parse(repoFile(`test/fixtures/k8s-wire/${name}`)) as T;
 }
 
-/**
- * @deprecated Reads ../shared/fixtures, which users do not have. Kept only until
- * test/support/apiserver/webhook-call.test.ts moves to `fixture`; use `fixture` instead.
- */
-export function sharedFixture<T = unknown>(name: string): T {
-  return JSON.parse(readFileSync(resolve(sharedDir, "fixtures/k8s-wire", name), "utf8")) as T;
-}
-
 export function repoFile(path: string): string {
   return readFileSync(resolve(repoRoot, path), "utf8");
 }

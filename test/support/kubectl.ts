@@ -1,5 +1,5 @@
-// The real kubectl as a subprocess. Always asynchronous: the emulated API server runs in this
-// process, so a synchronous spawn would block the server kubectl is waiting for.
+// The real kubectl as a subprocess. Always asynchronous, so a test's own servers (vgate, a fault
+// proxy) keep answering while kubectl waits on them.
 
 import { execFile } from "node:child_process";
 import { accessSync, constants } from "node:fs";
@@ -43,7 +43,7 @@ export interface Kubectl {
 
 /**
  * Runs `kubectl --kubeconfig <kubeconfig> --cache-dir <cacheDir> <args>`; never rejects, the exit
- * code is in the result. The emulator's ports are reused between runs, so a shared discovery cache
+ * code is in the result. Test clusters' ports are reused between runs, so a shared discovery cache
  * could describe another server.
  */
 export function kubectlFor(kubeconfig: string, cacheDir: string): Kubectl {

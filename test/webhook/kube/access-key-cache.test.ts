@@ -23,8 +23,8 @@ import { installAccessKeyCrd, sharedCluster, type VgateCluster } from "../../sup
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
 import type { FaultProxy, RecordedRequest } from "../../support/kube/fault-proxy.js";
 import type { KubeObject } from "../../support/kube/kube-client.js";
-import { serviceAccountWith, type TestServiceAccount } from "./service-account.js";
-import { until } from "./until.js";
+import { serviceAccountWith, type TestServiceAccount } from "../../support/kube/service-account.js";
+import { until } from "../../support/until.js";
 
 const DOMAIN = "access-key-cache-test.example.com";
 const ID = resourceIdentity(DOMAIN);

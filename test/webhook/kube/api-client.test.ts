@@ -21,21 +21,20 @@ import { loadKubeConfig } from "../../../webhook/src/kube/kubeconfig.js";
 import type { ResourceAttributes } from "../../../webhook/src/kube/ports.js";
 import { installAccessKeyCrd, sharedCluster, type VgateCluster } from "../../support/cluster.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
+import { installCrd, schemalessCrd } from "../../support/kube/crds.js";
 import type { FaultProxy } from "../../support/kube/fault-proxy.js";
-import type { KubeObject, KubeTestClient } from "../../support/kube/kube-client.js";
+import type { KubeObject } from "../../support/kube/kube-client.js";
 import { kubeconfigYaml } from "../../support/kube/kubeconfig-file.js";
 import { testCa } from "../../support/kube/pki.js";
 import { freePort } from "../../support/kube/processes.js";
-import { rulesInEffect } from "./rbac.js";
-import { serviceAccountWith, type TestServiceAccount } from "./service-account.js";
-import { until } from "./until.js";
+import { rulesInEffect } from "../../support/kube/rbac.js";
+import { serviceAccountWith, type TestServiceAccount } from "../../support/kube/service-account.js";
 
 const DOMAIN = "api-client-test.example.com";
 const ID = resourceIdentity(DOMAIN);
 const KEYS = `/apis/${ID.group}/${ID.version}/${ID.resource}`;
 const STORAGE = `storage.${DOMAIN}`;
 const RBAC = "rbac.authorization.k8s.io/v1";
-const CRD = "apiextensions.k8s.io/v1";
 const ALICE = { username: "alice", groups: ["devs", "system:authenticated"], uid: "u-1" };
 const DELETE_POD = {
   group: "",
@@ -63,44 +62,8 @@ async function rejection(p: Promise<unknown>): Promise<KubeError> {
   assert.fail("expected a rejection");
 }
 
-/** A cluster-scoped or namespaced CRD that keeps whatever it is given. */
-function crd(group: string, kind: string, plural: string, namespaced: boolean): KubeObject {
-  return {
-    apiVersion: CRD,
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${plural}.${group}` },
-    spec: {
-      group,
-      scope: namespaced ? "Namespaced" : "Cluster",
-      names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
-      versions: [
-        {
-          name: "v1",
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-          },
-        },
-      ],
-    },
-  };
-}
-
-/** Installs `def` and waits until kube-apiserver serves it in discovery. */
-async function installCrd(admin: KubeTestClient, def: KubeObject): Promise<void> {
-  await admin.apply(def);
-  const spec = def["spec"] as { group: string; names: { plural: string } };
-  await until(async () => {
-    const res = await admin.request<{ resources?: { name: string }[] }>(
-      "GET",
-      `/apis/${spec.group}/v1`,
-    );
-    return (
-      res.status === 200 && (res.body.resources ?? []).some((r) => r.name === spec.names.plural)
-    );
-  }, `${def.metadata.name} in discovery`);
-}
+const crd = (group: string, kind: string, plural: string, namespaced: boolean): KubeObject =>
+  schemalessCrd(group, kind, plural, { namespaced });
 
 (HAVE_KUBE ? describe : describe.skip)(`ApiClient${KUBE_SKIP_REASON}`, function () {
   this.timeout(60_000);

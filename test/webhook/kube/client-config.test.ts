@@ -11,7 +11,7 @@ import { KubeTransport } from "../../../webhook/src/kube/transport.js";
 import { repoRoot } from "../../support/fixtures.js";
 import { sharedCluster, type VgateCluster } from "../../support/cluster.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
-import { serviceAccountWith, type TestServiceAccount } from "./service-account.js";
+import { serviceAccountWith, type TestServiceAccount } from "../../support/kube/service-account.js";
 
 const b64 = (s: string) => Buffer.from(s).toString("base64");
 

@@ -7,7 +7,7 @@ import { KubeTransport } from "../../../webhook/src/kube/transport.js";
 import { loadKubeConfig } from "../../../webhook/src/kube/kubeconfig.js";
 import { sharedCluster, type VgateCluster } from "../../support/cluster.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
-import { serviceAccountWith, type TestServiceAccount } from "./service-account.js";
+import { serviceAccountWith, type TestServiceAccount } from "../../support/kube/service-account.js";
 
 async function transportFor(kubeconfig: string, timeoutMs: number): Promise<KubeTransport> {
   const kc = await loadKubeConfig({ kubeconfig, env: {} });

@@ -14,14 +14,8 @@ import { kubeStatus, type RecordedRequest } from "../../support/kube/fault-proxy
 import type { KubeObject, KubeTestClient } from "../../support/kube/kube-client.js";
 import { httpsRequest, postJson, type HttpResponse } from "../../support/https-client.js";
 import { accessKey, review, type ReviewInput } from "../../support/reviews.js";
-import {
-  clusterRole,
-  clusterRoleBinding,
-  mayDo,
-  startVgateOnCluster,
-  waitForAccess,
-  type VgateOnCluster,
-} from "./vgate-on-cluster.js";
+import { clusterRole, clusterRoleBinding, mayDo, waitForAccess } from "../../support/kube/rbac.js";
+import { startVgateOnCluster, type VgateOnCluster } from "./vgate-on-cluster.js";
 
 type Json = Record<string, unknown>;
 const PLANTED_KEY = "planted-4q6bYp0kVvQy8t1Jm2cZrW3xN5sD7fGhK9";

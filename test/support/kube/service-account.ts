@@ -1,17 +1,17 @@
-// An identity for vgate's kube client on the real cluster, as a pod has one: a service account of
-// its own with exactly the RBAC rules a test grants, and a bound token from the TokenRequest API
-// in a kubeconfig (for the API server, or for a fault proxy in front of it).
+// An identity as a pod has one: a service account of its own with exactly the RBAC rules a test
+// grants, and a bound token from the TokenRequest API in a kubeconfig (for the API server, or for
+// a fault proxy in front of it).
 
 import { randomBytes } from "node:crypto";
-import type { ControlPlane } from "../../support/kube/control-plane.js";
-import { rulesInEffect, type PolicyRule } from "./rbac.js";
+import type { ControlPlane } from "./control-plane.js";
+import { clusterRole, clusterRoleBinding, rulesInEffect, type PolicyRule } from "./rbac.js";
 
-/** Where these service accounts live; namespaces never finish deleting here, so it is kept. */
-export const TEST_NAMESPACE = "vgate-kube-client-tests";
-
-const RBAC = "rbac.authorization.k8s.io/v1";
+/** Where these service accounts live unless told; namespaces never finish deleting here. */
+export const TEST_NAMESPACE = "vgate-tests";
 
 export interface TestServiceAccount {
+  name: string;
+  namespace: string;
   /** system:serviceaccount:<namespace>:<name>, as kube authenticates the token. */
   username: string;
   token: string;
@@ -29,26 +29,23 @@ export async function serviceAccountWith(
   plane: ControlPlane,
   prefix: string,
   rules: PolicyRule[],
+  namespace = TEST_NAMESPACE,
 ): Promise<TestServiceAccount> {
   const name = `${prefix}-${randomBytes(3).toString("hex")}`;
   const { admin } = plane;
-  const token = await plane.serviceAccountToken(TEST_NAMESPACE, name);
-  const role = { apiVersion: RBAC, kind: "ClusterRole", metadata: { name }, rules };
-  const binding = {
-    apiVersion: RBAC,
-    kind: "ClusterRoleBinding",
-    metadata: { name },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
-    subjects: [{ kind: "ServiceAccount", name, namespace: TEST_NAMESPACE }],
-  };
-  const username = `system:serviceaccount:${TEST_NAMESPACE}:${name}`;
+  const token = await plane.serviceAccountToken(namespace, name);
+  const role = clusterRole(name, rules);
+  const binding = clusterRoleBinding(name, name, [{ kind: "ServiceAccount", name, namespace }]);
+  const username = `system:serviceaccount:${namespace}:${name}`;
   if (rules.length > 0) {
     await admin.apply(role);
     await admin.apply(binding);
-    const groups = ["system:serviceaccounts", `system:serviceaccounts:${TEST_NAMESPACE}`];
+    const groups = ["system:serviceaccounts", `system:serviceaccounts:${namespace}`];
     await rulesInEffect(admin, { user: username, groups }, rules);
   }
   return {
+    name,
+    namespace,
     username,
     token,
     kubeconfig: (server) => plane.tokenKubeconfig(token, name, server),
@@ -58,7 +55,7 @@ export async function serviceAccountWith(
       await admin.delete({
         apiVersion: "v1",
         kind: "ServiceAccount",
-        metadata: { name, namespace: TEST_NAMESPACE },
+        metadata: { name, namespace },
       });
     },
   };
