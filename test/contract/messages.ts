@@ -1,4 +1,4 @@
-// kube's error texts as the contract tests expect them. Where a real cluster and the emulator may
+// kube's error texts as the contract tests expect them. Where two clusters or releases may
 // word a part differently (an admission webhook's prefix, Go's formatting of a value), the pattern
 // leaves that part open and pins the rest.
 
