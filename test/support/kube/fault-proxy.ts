@@ -29,6 +29,7 @@ export type DownMode = false | "503" | "refuse";
 
 export interface InjectedAnswer {
   status: number;
+  /** Sent as JSON, or as it is when a string. */
   body: unknown;
 }
 
@@ -101,8 +102,9 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
     ...(opts.client ? { cert: opts.client.cert, key: opts.client.key } : {}),
   });
 
+  /** Objects are sent as JSON, strings as they are. */
   const reply = (res: ServerResponse, status: number, body: unknown) => {
-    const text = JSON.stringify(body);
+    const text = typeof body === "string" ? body : JSON.stringify(body);
     res.writeHead(status, {
       "Content-Type": "application/json",
       "Content-Length": Buffer.byteLength(text),

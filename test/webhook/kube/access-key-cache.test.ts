@@ -244,8 +244,9 @@ class ListVersions implements CacheTransport {
     await until(() => c.get("after") !== undefined, "the new watch delivers");
   });
 
-  it("relists and watches again when the watch's timeoutSeconds runs out", async () => {
+  it("watches on from its resourceVersion when the watch's timeoutSeconds runs out: no relist", async () => {
     // kube-apiserver ends a watch cleanly after its timeoutSeconds (client-go asks 5-10 minutes).
+    await put(key("before"));
     const errors: string[] = [];
     const c = new AccessKeyCache(await transport(), ID, {
       backoffStartMs: 20,
@@ -254,11 +255,27 @@ class ListVersions implements CacheTransport {
     });
     cleanup.push(() => c.stop());
     c.start();
-    await until(() => proxy.requests.filter(isWatch).length >= 2, "watching again");
+    await until(() => c.synced(), "synced");
+    await until(() => proxy.requests.filter(isWatch).length >= 3, "watched twice more");
+    const [first, second] = proxy.requests.filter(isWatch).map((r) => new URLSearchParams(r.query));
+    assert.equal(first!.get("timeoutSeconds"), "1");
+    // The second watch resumes where the first left off (its last event or bookmark, or the LIST).
+    assert.ok(Number(second!.get("resourceVersion")) >= Number(first!.get("resourceVersion")));
+    await put(key("between"));
+    await until(() => c.get("between") !== undefined, "a key written meanwhile arrives");
+    assert.equal(lists(), 1, "no relist");
+    assert.deepEqual(errors, []);
+    assert.equal(c.synced(), true);
+  });
+
+  it("relists when a watch ends cleanly long before its timeoutSeconds", async () => {
+    // The first watch is answered 200 and ends at once, as a closing API server or a proxy ends it.
+    proxy.inject(isWatch, { status: 200, body: "" });
+    const errors: string[] = [];
+    const c = await cache({ errors });
+    await until(() => errors.length > 0, "the watch failed");
     assert.equal(errors[0], "the watch ended");
-    assert.match(proxy.requests.find(isWatch)!.query, /[?&]timeoutSeconds=1(&|$)/);
-    assert.ok(lists() >= 2);
-    await until(() => c.synced(), "synced again");
+    await until(() => lists() >= 2 && c.synced(), "relisted");
   });
 
   it("relists when the watch's resourceVersion has expired (410)", async () => {

@@ -1,9 +1,10 @@
 // An informer for OwnedAccessKeys: LIST once, then WATCH from the list's resourceVersion and apply
 // every change to a local map, as client-go's reflector does. Admission then answers "does this
-// name exist?" from memory instead of a GET per request. Any trouble (an ERROR event such as
-// 410 Expired "too old resource version", a broken or ended stream, a failed request) marks the
-// cache unsynced and relists after a jittered exponential backoff; callers must not trust an
-// unsynced cache.
+// name exist?" from memory instead of a GET per request. When the server closes a watch at its
+// timeoutSeconds (every 5-10 minutes), the cache watches again from the last resourceVersion it
+// saw and stays synced. Any trouble (an ERROR event such as 410 Expired "too old resource
+// version", a broken stream or one that ends early, a failed request) marks the cache unsynced and
+// relists after a jittered exponential backoff; callers must not trust an unsynced cache.
 
 import type { OwnedAccessKey, ResourceIdentity } from "../api/ownedaccesskey.js";
 import { describeAnswer, describeError } from "./fail-closed.js";
@@ -135,11 +136,12 @@ export class AccessKeyCache {
   }
 
   private startWatch(run: number): void {
+    const timeoutSeconds = this.options.watchTimeoutSeconds ?? randomWatchSeconds();
     const query = new URLSearchParams({
       watch: "true",
       allowWatchBookmarks: "true",
       resourceVersion: this.resourceVersion,
-      timeoutSeconds: String(this.options.watchTimeoutSeconds ?? randomWatchSeconds()),
+      timeoutSeconds: String(timeoutSeconds),
     });
     const openedAt = Date.now();
     this.watchError = undefined;
@@ -147,16 +149,24 @@ export class AccessKeyCache {
       this.onLine(run, line),
     );
     this.watch = watch;
+    // The server's own timeout ends the watch at timeoutSeconds; an end long before that is not it.
+    const timedOutAfter = openedAt + (timeoutSeconds * 1000) / 2;
     watch.done.then(
-      (res) => this.watchEnded(run, openedAt, res),
-      (err: unknown) => this.watchEnded(run, openedAt, err),
+      (res) => this.watchEnded(run, openedAt, timedOutAfter, res),
+      (err: unknown) => this.watchEnded(run, openedAt, timedOutAfter, err),
     );
   }
 
-  private watchEnded(run: number, openedAt: number, outcome: unknown): void {
+  private watchEnded(run: number, openedAt: number, timedOutAfter: number, outcome: unknown): void {
     if (run !== this.run) return;
     if (Date.now() - openedAt >= HEALTHY_WATCH_MS) this.failures = 0;
     if (this.watchError) return this.fail(run, this.watchError);
+    if (isResponse(outcome) && outcome.status === 200 && Date.now() >= timedOutAfter) {
+      // What client-go's reflector does: every event up to resourceVersion is applied, so watching
+      // on from there loses nothing and needs no relist. A 410 on the new watch still relists.
+      this.watch = undefined;
+      return this.startWatch(run);
+    }
     if (isResponse(outcome)) {
       const why = outcome.status === 200 ? "the watch ended" : describeAnswer(outcome);
       return this.fail(run, why);
