@@ -36,9 +36,12 @@ lint: install
 run: build
 	webhook/bin/vgate serve --dev $(ARGS)
 
-# Admission webhook under load (vs an echo baseline), then the patch engine (vs goja and unsandboxed).
+# Admission webhook under load (vs an echo baseline), then OwnedAccessKey creates through a real
+# kube-apiserver with vgate's webhooks vs without them, then the patch engine (vs goja and
+# unsandboxed). The first two need the kube binaries (make kube) and skip without them.
 bench: build
 	node dist/test/bench/admission.js
+	node dist/test/bench/e2e.js
 	node dist/test/bench/patches.js
 
 # kube-apiserver and etcd (make kube) with vgate installed from manifests/, until Ctrl-C; kubectl

@@ -1,18 +1,27 @@
 // `make bench`: loads vgate's HTTPS admission routes with autocannon at 1, 16 and 64 connections,
 // and in the same run a baseline express HTTPS route that only echoes an allowed AdmissionReview.
-// Prints throughput and p50/p99 for both, their ratio, and vgate's peak RSS.
+// Prints throughput and p50/p99 for both, their ratio, and vgate's peak RSS. vgate talks to a real
+// kube-apiserver (test/support/kube/) with the OwnedAccessKey CRD of manifests/ and vgate's own RBAC,
+// as an install gives it; its webhooks are not registered there, since autocannon calls vgate
+// directly. Skipped (exit 0) without the test rig's kube binaries (`make kube`).
 
 import autocannon from "autocannon";
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createNetServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { createInterface } from "node:readline";
+import { DEFAULT_GROUP_DOMAIN } from "../../webhook/src/api/ownedaccesskey.js";
 import { selfSignedTls } from "../../webhook/src/server/tls.js";
+import { installAccessKeyCrd } from "../support/cluster.js";
 import { repoRoot } from "../support/fixtures.js";
 import { httpsRequest } from "../support/https-client.js";
+import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
+import { startControlPlane, type ControlPlane } from "../support/kube/control-plane.js";
+import { vgateRules } from "../support/kube/rbac.js";
+import { serviceAccountWith } from "../support/kube/service-account.js";
 import { accessKey, review } from "../support/reviews.js";
+import { startBaseline } from "./start-baseline.js";
 
 const CONNECTIONS = [1, 16, 64];
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -22,46 +31,36 @@ const TARGET_RATIO = 0.8;
 const TARGET_RSS_MB = 150;
 
 const children: ChildProcess[] = [];
+let plane: ControlPlane | undefined;
+let workDir: string | undefined;
 
-/** Starts a node process and resolves with the first stdout line that `match` accepts. */
-function start(
-  args: string[],
-  match: (line: string) => string | null,
-  command = process.execPath,
-): Promise<{ child: ChildProcess; value: string }> {
-  const child = spawn(command, args, {
-    cwd: repoRoot,
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  children.push(child);
-  return new Promise((resolvePromise, reject) => {
-    const lines = createInterface({ input: child.stdout! });
-    let done = false;
-    lines.on("line", (line) => {
-      const value = done ? null : match(line);
-      if (value !== null) {
-        done = true;
-        resolvePromise({ child, value });
-      }
-    });
-    child.once("exit", (code) => {
-      if (!done) reject(new Error(`${args.join(" ")} exited with ${code} before it was ready`));
-    });
-  });
+/** Stops what this run started: vgate, the baseline and the control plane. */
+async function cleanUp(): Promise<void> {
+  for (const c of children) c.kill("SIGTERM");
+  const stopping = plane;
+  plane = undefined;
+  await stopping?.stop();
+  if (workDir) rmSync(workDir, { recursive: true, force: true });
 }
 
-function field(name: string): (line: string) => string | null {
-  return (line) => {
-    try {
-      const v = (JSON.parse(line) as Record<string, unknown>)[name];
-      return v === undefined ? null : String(v);
-    } catch {
-      return null;
-    }
-  };
+/**
+ * The RBAC an install gives vgate (as test/support/cluster.ts does for the test cluster), and a
+ * kubeconfig with a bound token of its service account from the TokenRequest API.
+ */
+async function vgateKubeconfig(cp: ControlPlane): Promise<string> {
+  const account = await serviceAccountWith(
+    cp,
+    "vgate",
+    vgateRules(`management.${DEFAULT_GROUP_DOMAIN}`),
+    "vgate-system",
+  );
+  return account.kubeconfig();
 }
 
-/** The request mix: validate CREATE and UPDATE, mutate CREATE (asks the API server) and UPDATE. */
+/**
+ * The request mix: validate CREATE and UPDATE, mutate CREATE (a name lookup, answered from vgate's
+ * watch cache of the API server's keys) and UPDATE.
+ */
 function requests(): autocannon.Request[] {
   const key = accessKey("bench-key", {
     displayName: "bench",
@@ -185,14 +184,19 @@ function peakRssMb(pid: number): number {
 }
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), "vgate-bench-"));
+  if (!HAVE_KUBE) {
+    console.log(`admission bench skipped: it needs a real kube-apiserver${KUBE_SKIP_REASON}`);
+    return;
+  }
+  const dir = (workDir = mkdtempSync(join(tmpdir(), "vgate-bench-")));
   const tls = await selfSignedTls();
   writeFileSync(join(dir, "tls.crt"), tls.cert);
   writeFileSync(join(dir, "tls.key"), tls.key);
-  const api = await start(
-    [resolve(repoRoot, "dist/test/bench/apiserver-process.js")],
-    field("kubeconfig"),
-  );
+  plane = await startControlPlane();
+  // The CRD exactly as manifests/ has it (its own group domain), so discovery and the access-key
+  // watch find it.
+  await installAccessKeyCrd(plane.admin, DEFAULT_GROUP_DOMAIN);
+  const kubeconfig = await vgateKubeconfig(plane);
   // vgate logs one line per request; they go to a file, as a container runtime would take them,
   // so the load generator's own event loop never throttles the server through a full pipe.
   const vgatePort = await freePort();
@@ -206,26 +210,24 @@ async function main(): Promise<void> {
       "--bind-address=127.0.0.1",
       `--tls-cert-file=${join(dir, "tls.crt")}`,
       `--tls-private-key-file=${join(dir, "tls.key")}`,
-      `--kubeconfig=${api.value}`,
+      `--kubeconfig=${kubeconfig}`,
       ...(process.env.VGATE_ARGS ?? "").split(" ").filter(Boolean),
     ],
-    { cwd: repoRoot, stdio: ["ignore", openSync(logFile, "w"), "inherit"] },
+    {
+      cwd: repoRoot,
+      stdio: ["ignore", openSync(logFile, "w"), "inherit"],
+      env: { ...process.env, KUBECONFIG: "" },
+    },
   );
   children.push(vgateChild);
   const vgate = { child: vgateChild, value: `https://127.0.0.1:${vgatePort}` };
   await waitReady(`${vgate.value}/readyz`, 20_000);
-  const baseline = await start(
-    [
-      resolve(repoRoot, "dist/test/bench/baseline-server.js"),
-      join(dir, "tls.crt"),
-      join(dir, "tls.key"),
-    ],
-    field("port"),
-  );
+  const baseline = await startBaseline(join(dir, "tls.crt"), join(dir, "tls.key"));
+  children.push(baseline.child);
   const vgateUrl = vgate.value;
-  const baseUrl = `https://127.0.0.1:${baseline.value}`;
+  const baseUrl = baseline.url;
   console.log(
-    `vgate ${vgateUrl}, baseline ${baseUrl}; ${SECONDS}s per run, ${ROUNDS} interleaved rounds (median shown; ratio = median of the paired rounds' ratios) after ${WARMUP_SECONDS}s warm-up; request mix: validate CREATE, mutate CREATE (API lookup), validate UPDATE, mutate UPDATE`,
+    `vgate ${vgateUrl}, baseline ${baseUrl}; ${SECONDS}s per run, ${ROUNDS} interleaved rounds (median shown; ratio = median of the paired rounds' ratios) after ${WARMUP_SECONDS}s warm-up; request mix: validate CREATE, mutate CREATE (name lookup), validate UPDATE, mutate UPDATE`,
   );
   // Warm both servers up (JIT, TLS session state, the access-key cache), then measure each
   // concurrency in interleaved rounds and keep the median, because the machine is shared and noisy.
@@ -265,8 +267,14 @@ async function main(): Promise<void> {
   console.log(ok ? "targets met" : "targets NOT met");
 }
 
+// Ctrl-C (or a kill) still stops vgate, the baseline and the control plane.
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    void cleanUp().finally(() => process.exit(130));
+  });
+}
 try {
   await main();
 } finally {
-  for (const c of children) c.kill("SIGTERM");
+  await cleanUp();
 }

@@ -1,5 +1,9 @@
-// The benchmark's baseline: an express HTTPS route that parses the AdmissionReview and echoes an
-// allowed response, and nothing else. Started as its own process by run.ts.
+// The benchmarks' baseline: an express HTTPS route that parses the AdmissionReview and echoes an
+// allowed response, and nothing else. Started as its own process (start-baseline.ts): by
+// admission.ts as the baseline vgate's routes are compared with, and by e2e.ts as a pair of
+// webhooks that cost kube-apiserver what any webhook costs. A dry-run request's answer carries the
+// warning "echo <path>", which kube-apiserver passes on, so e2e.ts can tell these webhooks are
+// being called.
 
 import express from "express";
 import { createServer } from "node:https";
@@ -10,11 +14,15 @@ const [certFile, keyFile] = process.argv.slice(2);
 const app = express();
 app.use(express.json({ limit: "3mb" }));
 app.post(/.*/, (req, res) => {
-  const uid = (req.body as { request?: { uid?: string } }).request?.uid ?? "";
+  const request = (req.body as { request?: { uid?: string; dryRun?: boolean } }).request;
   res.json({
     apiVersion: "admission.k8s.io/v1",
     kind: "AdmissionReview",
-    response: { uid, allowed: true },
+    response: {
+      uid: request?.uid ?? "",
+      allowed: true,
+      ...(request?.dryRun ? { warnings: [`echo ${req.path}`] } : {}),
+    },
   });
 });
 const server = createServer({ cert: readFileSync(certFile!), key: readFileSync(keyFile!) }, app);

@@ -1,15 +1,22 @@
-// `make bench`, part 2: the Endpoint-sync patch engine on the shared corpus. In one run it measures
-// vgate (sandbox and worker threads included), the same engine unsandboxed on the main thread, and
-// goja, vCluster's own interpreter (shared/bench/goja/run.sh, which installs its Go toolchain from
-// Debian), and prints objects per second with the ratios.
+// `make bench`, part 3: the Endpoint-sync patch engine on a corpus made by corpus.ts. In one run it
+// measures vgate (sandbox and worker threads included), the same engine unsandboxed on the main
+// thread, and, where the maintainers' folder ../shared sits next to the checkout, goja, vCluster's
+// own interpreter (../shared/bench/goja/run.sh, which installs its Go toolchain from Debian); it
+// prints objects per second with the ratios. Users' checkouts have no ../shared: the goja column
+// is then skipped, saying so.
 
 import { spawnSync } from "node:child_process";
-import { availableParallelism } from "node:os";
-import { resolve } from "node:path";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { repoRoot, sharedDir } from "../support/fixtures.js";
+import { writeCorpus } from "./corpus.js";
 
 const SECONDS = process.env.BENCH_PATCH_SECONDS ?? "3";
-const corpus = resolve(sharedDir, "bench/corpus/endpoints-patches.json");
+const workDir = mkdtempSync(join(tmpdir(), "vgate-bench-patches-"));
+process.on("exit", () => rmSync(workDir, { recursive: true, force: true }));
+const corpus = writeCorpus(join(workDir, "endpoints-patches.json"));
+const gojaHarness = resolve(sharedDir, "bench/goja/run.sh");
 
 interface Line {
   engine: string;
@@ -31,11 +38,16 @@ function run(command: string, args: string[], what: string): Line[] {
 }
 
 const vgate = resolve(repoRoot, "webhook/bin/vgate");
-const goja = run(
-  "bash",
-  [resolve(sharedDir, "bench/goja/run.sh"), corpus, SECONDS],
-  "goja (shared/bench/goja/run.sh)",
-);
+const goja = existsSync(gojaHarness)
+  ? run("bash", [gojaHarness, corpus, SECONDS], "goja (../shared/bench/goja/run.sh)")
+  : skipGoja();
+
+function skipGoja(): Line[] {
+  process.stderr.write(
+    `skipping the goja comparison: ${gojaHarness} is not here (the maintainers' reference harness, not part of this repository)\n`,
+  );
+  return [];
+}
 const ours = run(
   vgate,
   ["bench", "--corpus", corpus, "--seconds", SECONDS],
@@ -61,6 +73,7 @@ console.log(
   "scenario                          goja     vgate  unsandboxed   vgate/goja  vgate/unsandboxed  target",
 );
 let ok = true;
+const haveGoja = goja.length > 0;
 for (const s of ours.length ? ours : goja) {
   const g = rate(goja, s.scenario);
   const v = rate(ours, s.scenario);
@@ -68,14 +81,18 @@ for (const s of ours.length ? ours : goja) {
   const small = s.scenario.startsWith("small");
   const vsGoja = small ? 1 : 3;
   const met =
-    g !== undefined &&
     v !== undefined &&
     p !== undefined &&
-    v >= vsGoja * g &&
+    (!haveGoja || (g !== undefined && v >= vsGoja * g)) &&
     (small || v * 2 >= p);
   ok &&= met;
+  const needs = [
+    ...(haveGoja ? [`>= ${vsGoja}x goja`] : []),
+    ...(small ? [] : [">= 0.5x unsandboxed"]),
+  ];
   console.log(
-    `${s.scenario.padEnd(32)} ${fmt(g).padStart(6)} ${fmt(v).padStart(9)} ${fmt(p).padStart(12)} ${ratio(v, g).padStart(12)} ${ratio(v, p).padStart(18)}  ${met ? "ok" : `needs >= ${vsGoja}x goja${small ? "" : ", >= 0.5x unsandboxed"}`}`,
+    `${s.scenario.padEnd(32)} ${fmt(g).padStart(6)} ${fmt(v).padStart(9)} ${fmt(p).padStart(12)} ${ratio(v, g).padStart(12)} ${ratio(v, p).padStart(18)}  ${met ? "ok" : `needs ${needs.join(", ")}`}`,
   );
 }
-console.log(ok ? "targets met" : "targets NOT met");
+const scope = haveGoja ? "" : " (without the goja comparison)";
+console.log(ok ? `targets met${scope}` : `targets NOT met${scope}`);
