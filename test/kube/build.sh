@@ -30,7 +30,7 @@ go_minor=$("$GO" env GOVERSION | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
 
 # The module proxy's copies are reproducible: go.sum is committed and verified, and the local
 # toolchain is used whatever a dependency's toolchain line asks for.
-export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
+export GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false" CGO_ENABLED=0
 mkdir -p "$out"
 
 # $1 binary name, $2 wrapper directory, $3 main package, $4 ldflags.
