@@ -27,9 +27,12 @@ test: install
 	$(NODE_BIN)/tsc -p tsconfig.json
 	$(NODE_BIN)/mocha
 
+# ESLint, Prettier, and dependency-cruiser (.dependency-cruiser.mjs): no import cycles between
+# modules or folders, type-only imports included, and patches run only through the one pipeline.
 lint: install
 	$(NODE_BIN)/eslint .
 	$(NODE_BIN)/prettier --check .
+	$(NODE_BIN)/depcruise --config .dependency-cruiser.mjs webhook test
 
 # Starts `vgate serve --dev` on https://localhost:8443 with a self-signed certificate; it prints
 # the URL and a curl line that sends the sample AdmissionReview.

@@ -4,7 +4,8 @@ import { describe, it } from "mocha";
 import { fieldErrorText } from "../../../webhook/src/api/field-errors.js";
 import { resourceIdentity, type OwnedAccessKey } from "../../../webhook/src/api/ownedaccesskey.js";
 import { metadataWarnings, validateMetadata } from "../../../webhook/src/accesskeys/metadata.js";
-import type { KeyRequest, Operation } from "../../../webhook/src/accesskeys/request.js";
+import type { Operation } from "../../../webhook/src/admission/review.js";
+import type { KeyRequest } from "../../../webhook/src/accesskeys/request.js";
 
 function request(operation: Operation, metadata: unknown, oldMetadata?: unknown): KeyRequest {
   const key = (m: unknown): OwnedAccessKey =>

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "mocha";
 import { resourceIdentity, type OwnedAccessKey } from "../../../webhook/src/api/ownedaccesskey.js";
 import { checkOwnership } from "../../../webhook/src/accesskeys/ownership.js";
-import type { KeyRequest, Operation } from "../../../webhook/src/accesskeys/request.js";
+import type { Operation } from "../../../webhook/src/admission/review.js";
+import type { KeyRequest } from "../../../webhook/src/accesskeys/request.js";
 
 const key = (spec: Record<string, unknown>, name = "ci-key"): OwnedAccessKey =>
   ({

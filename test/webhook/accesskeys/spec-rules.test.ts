@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "mocha";
 import { fieldErrorText } from "../../../webhook/src/api/field-errors.js";
 import { resourceIdentity, type OwnedAccessKey } from "../../../webhook/src/api/ownedaccesskey.js";
-import type { KeyRequest, Operation } from "../../../webhook/src/accesskeys/request.js";
+import type { Operation } from "../../../webhook/src/admission/review.js";
+import type { KeyRequest } from "../../../webhook/src/accesskeys/request.js";
 import { keyWarnings, validateKeySpec } from "../../../webhook/src/accesskeys/spec-rules.js";
 
 const key = (extra: Record<string, unknown>): OwnedAccessKey =>

@@ -2,8 +2,9 @@
 // the example files the README shows.
 
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { repoRoot } from "../../support/fixtures.js";
@@ -26,22 +27,103 @@ describe("vgate check-config / patch / translate / bench", function () {
     assert.equal(r.stdout, "OK\n");
   });
 
-  it("check-config lists every problem with vCluster's messages and exits 1", () => {
+  it("check-config lists every problem on standard error with vCluster's messages and exits 1", () => {
     const r = run(["check-config", example("vcluster-invalid.yaml")]);
     assert.equal(r.status, 1);
-    const lines = r.stdout.trim().split("\n");
-    assert.equal(lines.length, 6, r.stdout);
-    assert.match(r.stdout, /patches\[0\]\.path: invalid path .*unclosed quote/);
-    assert.match(r.stdout, /patches\[1\]\.expression: /);
-    assert.match(
-      r.stdout,
-      /sync\.toHost\.endpoints\.patches\[1\] and sync\.toHost\.endpoints\.patches\[2\] have the same path "subsets\[\*\]\.addresses\[\*\]\.ip"/,
+    assert.equal(r.stdout, "");
+    // The README's block, line for line.
+    assert.deepEqual(r.stderr.trim().split("\n"), [
+      'sync.toHost.endpoints.patches[0].path: invalid path "metadata.annotations[\\"unclosed": unclosed quote at position 21',
+      "sync.toHost.endpoints.patches[1].expression: Unexpected end of input",
+      'sync.toHost.endpoints.patches[1] and sync.toHost.endpoints.patches[2] have the same path "subsets[*].addresses[*].ip"',
+      "sync.toHost.endpoints.patches[3] need to use one of: expression, labels or reference",
+      "at '/sync/toHost/endpoints/patches/4': additional properties 'expresion' not allowed",
+      "sync.toHost.endpoints.patches[4].reference.apiVersion must not be empty",
+    ]);
+  });
+
+  it("check-config is not OK for an empty file, a non-vCluster file or a misspelt key", () => {
+    const cases: [string, string, string][] = [
+      ["empty.yaml", "", "is empty: a vCluster config is a YAML map"],
+      [
+        "deployment.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nspec: {}\n",
+        "at '': additional properties 'apiVersion', 'kind', 'spec' not allowed",
+      ],
+      [
+        "typo.yaml",
+        "sync:\n  tohost:\n    endpoints:\n      patches: [{path: a, expression: value}]\n",
+        "at '/sync': additional properties 'tohost' not allowed",
+      ],
+    ];
+    for (const [name, text, message] of cases) {
+      const file = join(dir, name);
+      writeFileSync(file, text);
+      const r = run(["check-config", file]);
+      assert.equal(r.status, 1, name);
+      assert.equal(r.stdout, "", name);
+      assert.ok(r.stderr.includes(message), `${name}: ${r.stderr}`);
+    }
+  });
+
+  it("check-config and patch name the position of a YAML error, never its text", () => {
+    const secret = "ghp_0123456789abcdefSECRET";
+    const file = join(dir, "leaky.yaml");
+    writeFileSync(file, `sync: {}\ntoken: "${secret}\\x"\n`);
+    const check = run(["check-config", file]);
+    assert.equal(check.status, 1);
+    assert.equal(check.stderr, `${file}:2:35: invalid escape sequence in a double-quoted string\n`);
+    const patch = run(
+      ["patch", "--config", example("vcluster.yaml"), "--direction", "toHost", ...vc, "-"],
+      `metadata:\n  annotations: {token: "${secret}\\x"}\n`,
     );
-    assert.match(
-      r.stdout,
-      /sync\.toHost\.endpoints\.patches\[3\] need to use one of: expression, labels or reference/,
+    assert.equal(patch.status, 1);
+    assert.equal(
+      patch.stderr,
+      "error: standard input is neither JSON nor YAML:\n  standard input:2:51: invalid escape sequence in a double-quoted string\n",
     );
-    assert.match(r.stdout, /unknown field "sync\.toHost\.endpoints\.patches\[4\]\.expresion"/);
+  });
+
+  it("patch refuses input nested deeper than 100 levels, JSON or YAML", () => {
+    for (const [open, close] of [
+      ["[", "]"],
+      ['{"a":', "}"],
+    ] as const) {
+      const text = `{"spec": ${open.repeat(200)}1${close.repeat(200)}}`;
+      const r = run(
+        ["patch", "--config", example("vcluster.yaml"), "--direction", "toHost", ...vc, "-"],
+        text,
+      );
+      assert.equal(r.status, 1);
+      assert.equal(r.stderr, "error: standard input: nested deeper than 100 levels\n");
+    }
+  });
+
+  it("patch reads vcluster.yaml once: a pipe (--config <(...)) works", async () => {
+    // A FIFO can be read once; a second read would wait for a writer forever.
+    const fifo = join(dir, "config.fifo");
+    const made = spawnSync("mkfifo", [fifo]);
+    assert.equal(made.status, 0, String(made.stderr));
+    const child = spawn(
+      bin,
+      ["patch", "--config", fifo, "--direction", "toHost", ...vc, example("endpoints.yaml")],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += String(c)));
+    child.stderr.on("data", (c: Buffer) => (stderr += String(c)));
+    const exited = new Promise<number | null>((res) => child.once("exit", res));
+    await writeFile(fifo, readFileSync(example("vcluster.yaml")));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+    try {
+      assert.equal(await exited, 0, stderr);
+    } finally {
+      clearTimeout(timer);
+    }
+    const meta = (JSON.parse(stdout) as { metadata: { annotations: Record<string, string> } })
+      .metadata;
+    assert.equal(meta.annotations.owner, "tenant-team-a");
   });
 
   it("check-config reports a missing file and usage errors", () => {

@@ -2,10 +2,15 @@
 
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { selfSignedTls } from "../../../webhook/src/server/tls.js";
+import { sharedCluster } from "../../support/cluster.js";
 import { repoRoot } from "../../support/fixtures.js";
 import { httpsRequest } from "../../support/https-client.js";
+import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
 
 const bin = resolve(repoRoot, "webhook/bin/vgate");
 const cleanEnv = (): NodeJS.ProcessEnv => {
@@ -128,5 +133,209 @@ describe("vgate CLI", function () {
     } finally {
       child.kill("SIGKILL");
     }
+  });
+
+  describe("vgate serve exits non-zero at once on any start-up error", () => {
+    // "At once": a failed start takes about as long as starting node (half a second here). The
+    // bound is generous for a shared, noisy 2-core machine; the bug it guards against is a process
+    // that never exits (it hung whenever a kubeconfig was set), which no bound would let through.
+    const EXIT_WITHIN_MS = 10_000;
+    let dir = "";
+    let busy: Server;
+    let busyPort = 0;
+    let silentApi: Server;
+    const held: Socket[] = [];
+    /** A kubeconfig for an "API server" that accepts connections and never answers. */
+    let silentKubeconfig = "";
+
+    const listening = (server: Server): Promise<number> =>
+      new Promise((res) =>
+        server.listen(0, "127.0.0.1", () => res((server.address() as { port: number }).port)),
+      );
+
+    before(async () => {
+      dir = mkdtempSync(join(tmpdir(), "vgate-start-"));
+      busy = createServer();
+      busyPort = await listening(busy);
+      silentApi = createServer((socket) => held.push(socket));
+      const apiPort = await listening(silentApi);
+      silentKubeconfig = join(dir, "silent.kubeconfig");
+      writeFileSync(
+        silentKubeconfig,
+        [
+          "apiVersion: v1",
+          "kind: Config",
+          `clusters: [{name: c, cluster: {server: "https://127.0.0.1:${apiPort}", insecure-skip-tls-verify: true}}]`,
+          "users: [{name: u, user: {token: not-a-real-token}}]",
+          "contexts: [{name: x, context: {cluster: c, user: u}}]",
+          "current-context: x",
+          "",
+        ].join("\n"),
+      );
+      const [a, b] = [await selfSignedTls(), await selfSignedTls()];
+      writeFileSync(join(dir, "a.crt"), a.cert);
+      writeFileSync(join(dir, "b.key"), b.key);
+      writeFileSync(join(dir, "a.key"), a.key);
+      writeFileSync(
+        join(dir, "typo.yaml"),
+        "sync:\n  tohost:\n    endpoints:\n      patches: [{path: a, expression: value}]\n",
+      );
+      writeFileSync(join(dir, "garbage.kubeconfig"), "clusters: [\n");
+    });
+
+    after(() => {
+      for (const socket of held) socket.destroy();
+      busy.close();
+      silentApi.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    /** Runs `vgate serve` and expects exit code 1 with `message` on stderr, within the bound. */
+    function failsAtOnce(args: string[], message: string): void {
+      const started = Date.now();
+      const r = spawnSync(bin, ["serve", "--log-level", "error", ...args], {
+        encoding: "utf8",
+        env: cleanEnv(),
+        timeout: EXIT_WITHIN_MS,
+        killSignal: "SIGKILL",
+      });
+      const took = Date.now() - started;
+      assert.equal(r.signal, null, `still running after ${EXIT_WITHIN_MS} ms: ${r.stderr}`);
+      assert.equal(r.status, 1, r.stderr);
+      assert.equal(r.stderr, `error: ${message}\n`);
+      assert.ok(took < EXIT_WITHIN_MS, `took ${took} ms`);
+    }
+
+    const local = ["--port", "0", "--bind-address", "127.0.0.1"];
+
+    it("port in use, with a kubeconfig whose API server never answers", () => {
+      failsAtOnce(
+        [
+          "--dev",
+          "--kubeconfig",
+          silentKubeconfig,
+          "--port",
+          String(busyPort),
+          "--bind-address",
+          "127.0.0.1",
+        ],
+        `cannot listen on 127.0.0.1:${busyPort}: the port is in use; choose another --port`,
+      );
+    });
+
+    it("certificate and key that do not match", () => {
+      const crt = join(dir, "a.crt");
+      const key = join(dir, "b.key");
+      failsAtOnce(
+        [
+          "--tls-cert-file",
+          crt,
+          "--tls-private-key-file",
+          key,
+          "--kubeconfig",
+          silentKubeconfig,
+          ...local,
+        ],
+        `--tls-cert-file ${crt} and --tls-private-key-file ${key} do not match: the key is not the private key of the certificate`,
+      );
+    });
+
+    it("a certificate file that holds no certificate", () => {
+      const key = join(dir, "a.key");
+      failsAtOnce(
+        [
+          "--tls-cert-file",
+          key,
+          "--tls-private-key-file",
+          key,
+          "--kubeconfig",
+          silentKubeconfig,
+          ...local,
+        ],
+        `--tls-cert-file ${key} holds no PEM certificate`,
+      );
+    });
+
+    it("a bad --config, with a kubeconfig set", () => {
+      const config = join(dir, "typo.yaml");
+      failsAtOnce(
+        [
+          "--dev",
+          "--kubeconfig",
+          silentKubeconfig,
+          ...local,
+          "--config",
+          config,
+          "--vcluster-name",
+          "vc",
+          "--vcluster-namespace",
+          "vc-ns",
+        ],
+        `invalid config ${config}:\n  at '/sync': additional properties 'tohost' not allowed`,
+      );
+    });
+
+    it("an unreadable or unparsable kubeconfig", () => {
+      const missing = join(dir, "missing.kubeconfig");
+      failsAtOnce(
+        ["--dev", "--kubeconfig", missing, ...local],
+        `cannot read kubeconfig ${JSON.stringify(missing)}: ENOENT: no such file or directory, open '${missing}'`,
+      );
+      const garbage = join(dir, "garbage.kubeconfig");
+      const r = spawnSync(bin, ["serve", "--dev", "--kubeconfig", garbage, ...local], {
+        encoding: "utf8",
+        env: cleanEnv(),
+        timeout: EXIT_WITHIN_MS,
+        killSignal: "SIGKILL",
+      });
+      assert.equal(r.status, 1, r.stderr);
+      assert.match(
+        r.stderr,
+        new RegExp(`^error: cannot parse kubeconfig ${JSON.stringify(garbage)}`),
+      );
+    });
+
+    it("an unreadable --virtual-kubeconfig", () => {
+      const missing = join(dir, "virtual.kubeconfig");
+      failsAtOnce(
+        [
+          "--dev",
+          "--kubeconfig",
+          silentKubeconfig,
+          ...local,
+          "--config",
+          resolve(repoRoot, "webhook/examples/vcluster.yaml"),
+          "--vcluster-name",
+          "vc",
+          "--vcluster-namespace",
+          "vc-ns",
+          "--virtual-kubeconfig",
+          missing,
+        ],
+        `cannot read kubeconfig ${JSON.stringify(missing)}: ENOENT: no such file or directory, open '${missing}'`,
+      );
+    });
+
+    (HAVE_KUBE ? it : it.skip)(
+      `port in use, with a kubeconfig for a real kube-apiserver (watching keys)${KUBE_SKIP_REASON}`,
+      async function () {
+        this.timeout(60_000);
+        // The shape of the original hang: the access-key cache's list+watch holds a live
+        // connection to the API server while start-up fails later on.
+        const cluster = await sharedCluster();
+        failsAtOnce(
+          [
+            "--kubeconfig",
+            cluster.kubeconfigPath,
+            "--dev",
+            "--port",
+            String(busyPort),
+            "--bind-address",
+            "127.0.0.1",
+          ],
+          `cannot listen on 127.0.0.1:${busyPort}: the port is in use; choose another --port`,
+        );
+      },
+    );
   });
 });

@@ -52,6 +52,62 @@ describe("config/check-config", () => {
     );
   });
 
+  it("an empty file is not OK", async () => {
+    const { file, result } = await check("empty.yaml", "");
+    assert.deepEqual(result, {
+      ok: false,
+      problems: [
+        `${file} is empty: a vCluster config is a YAML map such as "sync: {toHost: {endpoints: {patches: [...]}}}"`,
+      ],
+    });
+  });
+
+  it("a file that is not a vCluster config is not OK", async () => {
+    const { result } = await check(
+      "endpoints.yaml",
+      "apiVersion: v1\nkind: Endpoints\nmetadata: {name: db}\nsubsets: []\n",
+    );
+    assert.deepEqual(result, {
+      ok: false,
+      problems: [
+        "at '': additional properties 'apiVersion', 'kind', 'metadata', 'subsets' not allowed",
+      ],
+    });
+    const list = await check("list.yaml", "- sync: {}\n");
+    assert.deepEqual(list.result, { ok: false, problems: ["at '': got array, want object"] });
+  });
+
+  it("a misspelt key on the way to sync.toHost.endpoints is not OK", async () => {
+    const { result } = await check(
+      "typo.yaml",
+      "sync:\n  tohost:\n    endpoints:\n      patches:\n        - path: a\n          expression: '1 +'\n",
+    );
+    assert.deepEqual(result, {
+      ok: false,
+      problems: ["at '/sync': additional properties 'tohost' not allowed"],
+    });
+  });
+
+  it("YAML problems never show the file's text", async () => {
+    const secret = "c2VjcmV0LXRva2VuLXZhbHVl";
+    const { file, result } = await check(
+      "leak.yaml",
+      `sync:\n  toHost:\n    endpoints: {}\ntoken: "${secret}\\q"\nkey: |2 ${secret}\n  x\n`,
+    );
+    assert.ok(!result.ok);
+    assert.deepEqual(result.problems, [
+      `${file}:4:33: invalid escape sequence in a double-quoted string`,
+      `${file}:5:9: unexpected character`,
+    ]);
+  });
+
+  it("an oversized file is refused without reading it all", async () => {
+    const file = join(dir, "big.yaml");
+    await writeFile(file, `# ${"x".repeat(4 * 1024 * 1024)}\n`);
+    const result = await checkConfigFile(file);
+    assert.deepEqual(result, { ok: false, problems: [`${file} is larger than 4194304 bytes`] });
+  });
+
   it("a read error is a problem", async () => {
     const file = join(dir, "nope.yaml");
     const result = await checkConfigFile(file);

@@ -20,8 +20,19 @@ function problemsOf(fn: () => unknown): string[] {
 }
 
 describe("config/load-config", () => {
-  it("merges defaults into an empty file", () => {
-    const config = loadVClusterConfig("", "vcluster.yaml");
+  it("an empty file is a problem, not a config without patches", () => {
+    for (const text of ["", "\n# only a comment\n", "---\n", "null\n", "~"]) {
+      assert.deepEqual(
+        problemsOf(() => loadVClusterConfig(text, "vcluster.yaml")),
+        [
+          'vcluster.yaml is empty: a vCluster config is a YAML map such as "sync: {toHost: {endpoints: {patches: [...]}}}"',
+        ],
+      );
+    }
+  });
+
+  it("merges defaults into an empty map", () => {
+    const config = loadVClusterConfig("{}", "vcluster.yaml");
     assert.deepEqual(config, {
       raw: {
         sync: {
@@ -107,7 +118,7 @@ sync:
     );
     assert.deepEqual(
       problemsOf(() => loadVClusterConfig("a: 1\n---\nb: 2\n", "vc.yaml")),
-      ["vc.yaml:2:1: Source contains multiple documents; please use YAML.parseAllDocuments()"],
+      ["vc.yaml:2:1: more than one YAML document; give one"],
     );
   });
 
@@ -121,7 +132,7 @@ sync:
       );
     const problems = problemsOf(() => loadVClusterConfig(bomb.join("\n"), "bomb.yaml"));
     assert.equal(problems.length, 1);
-    assert.match(problems[0]!, /^bomb\.yaml: .*alias/i);
+    assert.equal(problems[0], "bomb.yaml: expands more than 100 aliases");
   });
 
   it("validation problems are thrown all at once", () => {
@@ -142,10 +153,18 @@ sync:
   });
 
   it("a __proto__ key is data, not a prototype", () => {
-    const config = loadVClusterConfig("__proto__: {polluted: true}\nsync: {}\n", "v.yaml");
-    const raw = config.raw as Record<string, unknown>;
-    assert.ok(Object.hasOwn(raw, "__proto__"));
+    const config = loadVClusterConfig(
+      "controlPlane: {__proto__: {polluted: true}}\nsync: {}\n",
+      "v.yaml",
+    );
+    const raw = config.raw as { controlPlane: Record<string, unknown> };
+    assert.ok(Object.hasOwn(raw.controlPlane, "__proto__"));
     assert.equal(({} as Record<string, unknown>)["polluted"], undefined);
+    // At the top it is an unknown key like any other.
+    assert.deepEqual(
+      problemsOf(() => loadVClusterConfig("__proto__: {polluted: true}\n", "v.yaml")),
+      ["at '': additional properties '__proto__' not allowed"],
+    );
   });
 
   describe("readVClusterConfig", () => {
@@ -167,7 +186,7 @@ sync:
       const file = join(dir, "missing.yaml");
       await assert.rejects(readVClusterConfig(file), (err: unknown) => {
         assert.ok(err instanceof VClusterConfigError);
-        assert.match(err.problems[0]!, new RegExp(`^cannot read ${file}: ENOENT`));
+        assert.equal(err.problems[0], `cannot read ${file}: ENOENT`);
         return true;
       });
     });

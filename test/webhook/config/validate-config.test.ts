@@ -202,14 +202,14 @@ sync:
 
     it("labels must be {}", () => {
       assert.deepEqual(patches(`- {path: a, labels: {x: 1}}`), [
-        `unknown field "${P}[0].labels.x" (labels must be {})`,
+        `at '/sync/toHost/endpoints/patches/0/labels': additional properties 'x' not allowed`,
       ]);
       assert.deepEqual(patches(`- {path: a, labels: true}`), [
         `${P}[0].labels: must be an object, got boolean`,
       ]);
     });
 
-    it("unknown fields at every level name the full path", () => {
+    it("unknown keys at every level, as vCluster's schema reports them (additionalProperties: false)", () => {
       const problems = validateVClusterConfig(
         parse(`
 sync:
@@ -225,9 +225,9 @@ sync:
 `),
       );
       assert.deepEqual(problems, [
-        `unknown field "sync.toHost.endpoints.enable"`,
-        `unknown field "${P}[0].expresion"`,
-        `unknown field "${P}[1].reference.name"`,
+        `at '/sync/toHost/endpoints': additional properties 'enable' not allowed`,
+        `at '/sync/toHost/endpoints/patches/0': additional properties 'expresion' not allowed`,
+        `at '/sync/toHost/endpoints/patches/1/reference': additional properties 'name' not allowed`,
       ]);
     });
 
@@ -251,7 +251,8 @@ sync:
         `${P}[1].expression: must be a string, got number`,
         `${P}[2].path is required`,
       ]);
-      assert.deepEqual(validateVClusterConfig([1]), ["config: must be an object, got array"]);
+      assert.deepEqual(validateVClusterConfig([1]), ["at '': got array, want object"]);
+      assert.deepEqual(validateVClusterConfig("text"), ["at '': got string, want object"]);
       assert.deepEqual(validateVClusterConfig({ sync: "x" }), [
         "sync: must be an object, got string",
       ]);
@@ -318,8 +319,112 @@ sync:
       '{"sync":{"toHost":{"endpoints":{"__proto__":{"enabled":1},"patches":[{"path":"a","__proto__":{"labels":{}},"expression":"value"}]}}}}',
     ) as unknown;
     assert.deepEqual(validateVClusterConfig(hostile), [
-      'unknown field "sync.toHost.endpoints.__proto__"',
-      `unknown field "${P}[0].__proto__"`,
+      "at '/sync/toHost/endpoints': additional properties '__proto__' not allowed",
+      "at '/sync/toHost/endpoints/patches/0': additional properties '__proto__' not allowed",
     ]);
+  });
+
+  describe("unknown keys on the way to sync.toHost.endpoints (chart/values.schema.json)", () => {
+    it("a misspelt key on the path is reported, not silently read as 'no patches'", () => {
+      const typo =
+        "sync:\n  tohost:\n    endpoints:\n      patches: [{path: a, expression: value}]\n";
+      assert.deepEqual(validateVClusterConfig(parse(typo)), [
+        "at '/sync': additional properties 'tohost' not allowed",
+      ]);
+      assert.deepEqual(validateVClusterConfig(parse("Sync: {toHost: {endpoints: {}}}")), [
+        "at '': additional properties 'Sync' not allowed",
+      ]);
+      assert.deepEqual(validateVClusterConfig(parse("sync: {toHost: {endpoint: {}}}")), [
+        "at '/sync/toHost': additional properties 'endpoint' not allowed",
+      ]);
+    });
+
+    it("a file that is not a vCluster config lists its keys in one message, in file order", () => {
+      const deployment = parse(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec: {replicas: 1}\n",
+      );
+      assert.deepEqual(validateVClusterConfig(deployment), [
+        "at '': additional properties 'apiVersion', 'kind', 'metadata', 'spec' not allowed",
+      ]);
+    });
+
+    it("every level is reported, root first", () => {
+      const config = parse(`
+contolPlane: {}
+sync:
+  toHots: {}
+  toHost:
+    pod: {}
+    endpoints: {enabled: true, patchs: []}
+`);
+      assert.deepEqual(validateVClusterConfig(config), [
+        "at '': additional properties 'contolPlane' not allowed",
+        "at '/sync': additional properties 'toHots' not allowed",
+        "at '/sync/toHost': additional properties 'pod' not allowed",
+        "at '/sync/toHost/endpoints': additional properties 'patchs' not allowed",
+      ]);
+    });
+
+    it("accepts every key some vCluster release from v0.20 on accepts on the path", () => {
+      const config = parse(`
+controlPlane: {}
+deletion: {}
+deploy: {}
+experimental: {}
+exportKubeConfig: {}
+external: {}
+global: {}
+integrations: {}
+logging: {}
+networking: {}
+platform: {}
+plugin: {}
+plugins: {}
+policies: {}
+privateNodes: {}
+pro: true
+rbac: {}
+serviceCIDR: ""
+sleep: {}
+sleepMode: {}
+snapshots: {}
+telemetry: {}
+sync:
+  fromHost: {}
+  toHost:
+    configMaps: {}
+    customResources: {}
+    endpointSlices: {}
+    gatewayApi: {}
+    ingresses: {}
+    networkPolicies: {}
+    persistentVolumeClaims: {}
+    persistentVolumes: {}
+    podDisruptionBudgets: {}
+    pods: {}
+    priorityClasses: {}
+    resourceClaimTemplates: {}
+    resourceClaims: {}
+    secrets: {}
+    serviceAccounts: {}
+    services: {}
+    storageClasses: {}
+    volumeSnapshotContents: {}
+    volumeSnapshots: {}
+    namespaces: {}
+    endpoints: {}
+`);
+      assert.deepEqual(validateVClusterConfig(config), []);
+    });
+
+    it("quotes keys as the schema validator does, escapes pointers, and cuts huge keys", () => {
+      const odd = { "it's": 1, 'say "hi"': 2, "tab\there": 3, "a/b~c": { x: 1 } };
+      assert.deepEqual(validateVClusterConfig(odd), [
+        `at '': additional properties 'it\\'s', 'say "hi"', 'tab\\there', 'a/b~c' not allowed`,
+      ]);
+      const long = "k".repeat(10_000);
+      const [problem] = validateVClusterConfig({ sync: { [long]: 1 } });
+      assert.equal(problem, `at '/sync': additional properties '${"k".repeat(64)}...' not allowed`);
+    });
   });
 });

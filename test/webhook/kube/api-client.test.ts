@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { UserInfo } from "../../../webhook/src/accesskeys/request.js";
+import type { UserInfo } from "../../../webhook/src/api/user-info.js";
 import { KubeError } from "../../../webhook/src/api/status.js";
 import { resourceIdentity } from "../../../webhook/src/api/ownedaccesskey.js";
 import {

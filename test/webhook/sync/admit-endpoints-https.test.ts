@@ -3,6 +3,7 @@
 // --virtual-kubeconfig reading a real API server, and called by a real kube-apiserver.
 
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,7 +12,7 @@ import { Writable } from "node:stream";
 import fastJsonPatch from "fast-json-patch";
 import { parse as parseYaml } from "yaml";
 import { startServe, type StartedServe } from "../../../webhook/src/cli/serve-runtime.js";
-import type { ServeOptions } from "../../../webhook/src/cli/serve.js";
+import type { ServeOptions } from "../../../webhook/src/cli/serve-options.js";
 import { createLogger } from "../../../webhook/src/server/logger.js";
 import { translateEndpointsToHost } from "../../../webhook/src/sync/translate-endpoints.js";
 import type { JsonObject } from "../../../webhook/src/patches/types.js";
@@ -230,6 +231,61 @@ describe("POST /mutate/endpoints over HTTPS", function () {
         await serve.stop();
       }
     });
+  });
+
+  it("the webhook and `vgate patch` run one pipeline: same result, bookkeeping untouched", async () => {
+    // Patches that would rewrite every annotation and label, vCluster's own included, and one
+    // that would drop the whole metadata map on the way back.
+    const yaml =
+      "sync:\n  toHost:\n    endpoints:\n      patches:\n" +
+      "        - path: metadata.annotations[*]\n          expression: '\"x-\" + value'\n" +
+      "        - path: metadata.labels[*]\n          expression: '\"y-\" + value'\n";
+    const host = translateEndpointsToHost(virtualEp, VC) as {
+      metadata: { annotations: Record<string, string>; labels: Record<string, string> };
+    };
+    const { serve, url } = await startWith(yaml);
+    try {
+      const fromWebhook = patched(host, await admit(url, endpointsReview("CREATE", host)));
+      const dir = mkdtempSync(join(tmpdir(), "vgate-pipeline-"));
+      try {
+        writeFileSync(join(dir, "vcluster.yaml"), yaml);
+        writeFileSync(join(dir, "host.json"), JSON.stringify(host));
+        const cli = spawnSync(
+          resolve(repoRoot, "webhook/bin/vgate"),
+          [
+            "patch",
+            "--config",
+            join(dir, "vcluster.yaml"),
+            "--direction",
+            "toHost",
+            "--vcluster-name",
+            VC.name,
+            "--vcluster-namespace",
+            VC.namespace,
+            join(dir, "host.json"),
+          ],
+          { encoding: "utf8", timeout: 30_000 },
+        );
+        assert.equal(cli.status, 0, cli.stderr);
+        assert.deepEqual(JSON.parse(cli.stdout), fromWebhook);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+      const meta = (fromWebhook as typeof host).metadata;
+      for (const [key, value] of Object.entries(host.metadata.annotations)) {
+        const expected = key.startsWith("vcluster.loft.sh/") ? value : `x-${value}`;
+        assert.equal(meta.annotations[key], expected, key);
+      }
+      for (const [key, value] of Object.entries(host.metadata.labels)) {
+        const expected = key.startsWith("vcluster.loft.sh/") ? value : `y-${value}`;
+        assert.equal(meta.labels[key], expected, key);
+      }
+      assert.ok(
+        Object.keys(host.metadata.annotations).some((k) => k.startsWith("vcluster.loft.sh/")),
+      );
+    } finally {
+      await serve.stop();
+    }
   });
 
   it("--side virtual applies reverseExpressions to virtual updates", async () => {

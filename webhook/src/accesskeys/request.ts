@@ -1,17 +1,9 @@
 // What every OwnedAccessKey rule gets: the admission request reduced to plain, already type-checked
 // data. Rules are pure functions of this.
 
+import type { Operation } from "../admission/review.js";
 import type { OwnedAccessKey, ResourceIdentity } from "../api/ownedaccesskey.js";
-
-export type Operation = "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
-
-/** authentication/v1 UserInfo, as kube-apiserver sends it in AdmissionReview.request.userInfo. */
-export interface UserInfo {
-  username: string;
-  uid?: string;
-  groups: string[];
-  extra?: Record<string, string[]>;
-}
+import type { UserInfo } from "../api/user-info.js";
 
 export interface KeyRequest {
   operation: Operation;

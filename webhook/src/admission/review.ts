@@ -3,7 +3,10 @@
 
 import { newBadRequest } from "../api/status.js";
 import type { Status } from "../api/status.js";
-import type { Operation, UserInfo } from "../accesskeys/request.js";
+import type { UserInfo } from "../api/user-info.js";
+
+/** AdmissionRequest.operation. */
+export type Operation = "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
 
 export const ADMISSION_API_VERSION = "admission.k8s.io/v1";
 const OPERATIONS: readonly Operation[] = ["CREATE", "UPDATE", "DELETE", "CONNECT"];

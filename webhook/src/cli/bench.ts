@@ -1,6 +1,6 @@
 // `vgate bench`: measures the patch engine on a corpus (the format is in HELP below; `make bench`
 // uses the maintainers' corpus, which is not part of this repository): JSON bytes in, patches
-// applied, JSON bytes out, with the sandbox and worker threads included. Prints one JSON line per
+// applied, JSON bytes out, with the sandbox child processes included. Prints one JSON line per
 // scenario, in the same format as the goja reference harness, so the two can be compared side by
 // side.
 
@@ -9,7 +9,7 @@ import type { Json, JsonObject, PatchSpec, VClusterInfo } from "../patches/types
 import { parseCommandArgs } from "./args.js";
 import { CliError, EXIT, usageError } from "./errors.js";
 import { parseDocument, readText } from "./input.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
 
 const HELP = `Measure how fast vgate applies Endpoint-sync patches.
 
@@ -25,9 +25,9 @@ Usage:
 Flags:
       --corpus string    Corpus file (JSON or YAML)
       --seconds number   Measuring time per scenario (default 2)
-      --engine string    sandbox: SES compartments in worker threads, as the webhook runs them (default);
+      --engine string    sandbox: SES compartments in child processes, as the webhook runs them (default);
                          unsandboxed: the same engine with plain functions on the main thread (a baseline)
-      --workers int      Worker threads for the sandbox (default: the number of CPUs)
+      --workers int      Sandbox child processes (default: the number of CPUs)
   -h, --help             Show this help
 
 Examples:
@@ -120,9 +120,13 @@ async function runUnsandboxed(
   }
 }
 
-/** Objects per batch so that one batch takes about 2 ms: round trips are amortised, latency stays low. */
+/**
+ * Objects per batch: about 2 MB of JSON, some 20 ms of work, so that the round trip to a sandbox
+ * child process (a few hundred µs on a busy machine) is amortised; a child only gets work when
+ * it is idle, so a batch's size is what hides that round trip.
+ */
 function batchSize(objectBytes: number): number {
-  return Math.max(1, Math.min(512, Math.round(200_000 / objectBytes)));
+  return Math.max(1, Math.min(512, Math.round(2_000_000 / objectBytes)));
 }
 
 async function runSandboxed(
@@ -153,7 +157,7 @@ async function runSandboxed(
       let n = 0;
       const start = process.hrtime.bigint();
       const deadline = start + BigInt(Math.round(seconds * 1e9));
-      // Two batches in flight per worker keep every worker busy while results travel back.
+      // Two batches per child keep one waiting whenever a child becomes idle.
       const lane = async (): Promise<void> => {
         while (process.hrtime.bigint() < deadline) {
           // Not `n += await batch()`: that reads n before awaiting and loses the other lanes' counts.

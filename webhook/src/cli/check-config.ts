@@ -2,12 +2,13 @@
 
 import { parseCommandArgs } from "./args.js";
 import { EXIT, usageError } from "./errors.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
 
 const HELP = `Validate the sync.toHost.endpoints section of a vCluster config file.
 
-Prints OK, or every problem found (path grammar, expression syntax, references, duplicate paths,
-unknown keys), using vCluster's own messages where it has them.
+Prints OK, or every problem found to standard error (YAML syntax, unknown keys on the way to
+sync.toHost.endpoints and in it, path grammar, expression syntax, references, duplicate paths),
+using vCluster's own messages where it has them. An empty file is a problem.
 
 Usage:
   vgate check-config FILE
@@ -44,7 +45,7 @@ export const checkConfigCommand: Command = {
       process.stdout.write("OK\n");
       return EXIT.OK;
     }
-    for (const problem of result.problems) process.stdout.write(`${problem}\n`);
+    for (const problem of result.problems) process.stderr.write(`${problem}\n`);
     return EXIT.FAILURE;
   },
 };

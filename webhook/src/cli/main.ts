@@ -1,18 +1,12 @@
 // `vgate`: the admission webhook and controller. Subcommands are dispatched from here.
 
-import { CliError, EXIT, usageError } from "./errors.js";
 import { benchCommand } from "./bench.js";
 import { checkConfigCommand } from "./check-config.js";
+import type { Command } from "./command.js";
+import { CliError, EXIT, usageError } from "./errors.js";
 import { patchCommand } from "./patch.js";
 import { serveCommand } from "./serve.js";
 import { translateCommand } from "./translate.js";
-
-export interface Command {
-  name: string;
-  summary: string;
-  help: string;
-  run(args: string[]): Promise<number>;
-}
 
 const commands: Command[] = [
   serveCommand,
@@ -41,7 +35,25 @@ function rootHelp(): string {
   ].join("\n");
 }
 
+/**
+ * Runs when the event loop drains while the command has not finished: nothing is left that could
+ * finish it (a bug, or a child process that vanished). That is a failure, never a silent exit 0.
+ */
+function stoppedUnfinished(): void {
+  process.stderr.write("error: vgate stopped before the command finished\n");
+  process.exitCode = EXIT.FAILURE;
+}
+
 export async function main(argv: string[]): Promise<number> {
+  process.once("beforeExit", stoppedUnfinished);
+  try {
+    return await dispatch(argv);
+  } finally {
+    process.off("beforeExit", stoppedUnfinished);
+  }
+}
+
+async function dispatch(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
   if (first === undefined || first === "-h" || first === "--help" || first === "help") {
     const target = first === "help" ? commands.find((c) => c.name === rest[0]) : undefined;

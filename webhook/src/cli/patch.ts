@@ -4,9 +4,10 @@
 import type { Direction, JsonObject } from "../patches/types.js";
 import { parseCommandArgs } from "./args.js";
 import { dryRun } from "./dry-run.js";
+import { parseDuration } from "./duration.js";
 import { EXIT, usageError } from "./errors.js";
 import { readObject, readObjectList } from "./input.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
 import {
   DRY_RUN_FLAG_OPTIONS,
   loadVCluster,
@@ -27,8 +28,10 @@ Flags:
 ${VCLUSTER_FLAG_HELP}
       --direction string            toHost (virtual -> host, runs expression) or toVirtual (host -> virtual,
                                     runs reverseExpression)
-      --virtual-object string       File with the virtual object (context.virtualObject)
-      --host-object string          File with the host object (context.hostObject)
+      --virtual-object string       File with the virtual object (context.virtualObject; going toHost,
+                                    INPUT unless given)
+      --host-object string          File with the host object (context.hostObject; going toVirtual,
+                                    INPUT unless given)
       --objects string              File with a list of objects from the other side, to resolve references
       --change-set                  INPUT is an update change set: null leaves are deletions and pass through
       --explain                     Print to standard error which patch matched which paths
@@ -43,16 +46,6 @@ Examples:
   kubectl get endpoints db -o json | vgate patch --config vcluster.yaml --direction toHost \\
       --vcluster-name my-vc --vcluster-namespace vc-ns --explain -
 `;
-
-export function parseDuration(text: string, flag: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s)$/.exec(text.trim());
-  if (!m)
-    throw usageError(`invalid ${flag} ${JSON.stringify(text)}: use a duration such as 100ms or 2s`);
-  const ms = Number(m[1]) * (m[2] === "s" ? 1000 : 1);
-  if (ms <= 0 || ms > 60_000)
-    throw usageError(`invalid ${flag} ${JSON.stringify(text)}: must be between 1ms and 60s`);
-  return ms;
-}
 
 function parseDirection(v: string | undefined): Direction {
   if (v === "toHost" || v === "toVirtual") return v;
@@ -86,12 +79,18 @@ export const patchCommand: Command = {
     const loaded = await loadVCluster(v, "patch");
     const input = parsed.positionals[0] ?? "-";
     const object = await readObject(input, "input");
+    // INPUT is the object on the side the patches read from: the virtual object going toHost, the
+    // host object going toVirtual. It stands for that side's context object unless one is given.
     const virtualObject = v["virtual-object"]
       ? await readObject(v["virtual-object"], "--virtual-object")
-      : null;
+      : direction === "toHost" && !v["change-set"]
+        ? object
+        : null;
     const hostObject = v["host-object"]
       ? await readObject(v["host-object"], "--host-object")
-      : null;
+      : direction === "toVirtual" && !v["change-set"]
+        ? object
+        : null;
     const objects = v.objects ? await readObjectList(v.objects, "--objects") : [];
 
     return dryRun(

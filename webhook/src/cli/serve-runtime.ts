@@ -1,33 +1,88 @@
 // The running `vgate serve`: TLS, API access, admission routes. Kept apart from the flag parsing so
 // `vgate --help` loads none of this.
+//
+// Start-up either completes or fails as a whole. The local checks come first (certificate and key,
+// vcluster.yaml, kubeconfig files), then what talks to the network, and whatever was started before
+// a failure is stopped again, so the process is left with nothing running and exits at once: a pod
+// with a bad flag crash-loops with the reason in its log instead of running without serving.
 
-import { resourceIdentity } from "../api/ownedaccesskey.js";
+import { createPrivateKey, X509Certificate } from "node:crypto";
 import { admitMutate, admitValidate, type AccessKeyAdmission } from "../accesskeys/admit.js";
+import type { AdmissionRequest, AdmissionReviewResponse } from "../admission/review.js";
+import { resourceIdentity } from "../api/ownedaccesskey.js";
 import { ApiClient } from "../kube/api-client.js";
+import type { ClientConfig } from "../kube/client-config.js";
 import { loadKubeConfig } from "../kube/kubeconfig.js";
 import type { KubeApi } from "../kube/ports.js";
 import { UnavailableApi } from "../kube/unavailable-api.js";
+import { VirtualEndpointsReader } from "../kube/virtual-endpoints.js";
 import { createApp, listen, type RunningServer } from "../server/app.js";
 import { createLogger, flushLogs, type Logger } from "../server/logger.js";
 import { createMetrics } from "../server/metrics.js";
 import { loadTlsFiles, selfSignedTls, watchTlsFiles, type TlsMaterial } from "../server/tls.js";
-import type { AdmissionRequest, AdmissionReviewResponse } from "../admission/review.js";
-import { VirtualEndpointsReader } from "../kube/virtual-endpoints.js";
-import { SandboxPool } from "../patches/sandbox/pool.js";
 import { admitEndpoints, type EndpointsAdmission } from "../sync/admit-endpoints.js";
-import type { EndpointsOptions, ServeOptions } from "./serve.js";
+import { CliError } from "./errors.js";
+import { startPatchRunner } from "./patch-runner.js";
+import type { EndpointsOptions, ServeOptions } from "./serve-options.js";
 import { loadVCluster } from "./vcluster-flags.js";
 
-async function connectApi(
+/** What start-up has started so far, stopped in reverse order when a later step fails. */
+type Undo = () => Promise<void> | void;
+
+async function undoAll(undo: Undo[]): Promise<void> {
+  for (const step of undo.reverse()) await Promise.resolve(step()).catch(() => undefined);
+}
+
+function codeOf(err: unknown): string {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === "string" ? code : "unreadable";
+}
+
+/**
+ * The certificate and key must be a pair. Without this check the TLS library says only "key values
+ * mismatch" when the server starts. The messages name the files, never their content.
+ */
+function checkTlsPair(tls: TlsMaterial, certFile: string, keyFile: string): void {
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(tls.cert);
+  } catch (err) {
+    throw new CliError(`--tls-cert-file ${certFile} holds no usable certificate (${codeOf(err)})`);
+  }
+  let key;
+  try {
+    key = createPrivateKey(tls.key);
+  } catch (err) {
+    throw new CliError(
+      `--tls-private-key-file ${keyFile} holds no usable private key (${codeOf(err)})`,
+    );
+  }
+  if (!cert.checkPrivateKey(key)) {
+    throw new CliError(
+      `--tls-cert-file ${certFile} and --tls-private-key-file ${keyFile} do not match: ` +
+        "the key is not the private key of the certificate",
+    );
+  }
+}
+
+async function loadTls(opts: ServeOptions): Promise<TlsMaterial> {
+  if (!opts.tlsCertFile) return selfSignedTls();
+  let tls: TlsMaterial;
+  try {
+    tls = await loadTlsFiles(opts.tlsCertFile, opts.tlsKeyFile!);
+  } catch (err) {
+    throw new CliError(err instanceof Error ? err.message : String(err));
+  }
+  checkTlsPair(tls, opts.tlsCertFile, opts.tlsKeyFile!);
+  return tls;
+}
+
+function connectApi(
+  kc: ClientConfig | null,
   opts: ServeOptions,
   identityGroup: string,
   logger: Logger,
-): Promise<KubeApi> {
-  const kc = await loadKubeConfig({
-    kubeconfig: opts.kubeconfig,
-    env: process.env,
-    allowMissing: opts.dev,
-  });
+): KubeApi {
   if (!kc) {
     logger.warn("no kubeconfig found: checks that need the API server will fail closed (--dev)");
     return new UnavailableApi();
@@ -42,7 +97,11 @@ interface StartedEndpoints {
 }
 
 /** Loads the vCluster config, starts the sandbox and (optionally) the virtual cluster reader. */
-async function startEndpoints(opts: EndpointsOptions, logger: Logger): Promise<StartedEndpoints> {
+async function startEndpoints(
+  opts: EndpointsOptions,
+  logger: Logger,
+  undo: Undo[],
+): Promise<StartedEndpoints> {
   const loaded = await loadVCluster(
     {
       config: opts.config,
@@ -51,18 +110,21 @@ async function startEndpoints(opts: EndpointsOptions, logger: Logger): Promise<S
     },
     "serve",
   );
-  const pool = new SandboxPool({ size: opts.workers, deadlineMs: opts.deadlineMs });
-  await pool.loadConfig("endpoints", { patches: loaded.patches, vcluster: loaded.vcluster });
-  let reader: VirtualEndpointsReader | undefined;
-  if (opts.virtualKubeconfig) {
-    const kc = await loadKubeConfig({ kubeconfig: opts.virtualKubeconfig, env: {} });
-    reader = new VirtualEndpointsReader(kc!);
-  }
+  // Read before the sandbox starts, so a bad file costs no worker.
+  const virtualKc = opts.virtualKubeconfig
+    ? await loadKubeConfig({ kubeconfig: opts.virtualKubeconfig, env: {} })
+    : null;
+  const runner = await startPatchRunner(loaded, {
+    workers: opts.workers,
+    deadlineMs: opts.deadlineMs,
+  });
+  undo.push(() => runner.close());
+  const reader = virtualKc ? new VirtualEndpointsReader(virtualKc) : undefined;
+  if (reader) undo.push(() => reader.close());
   const deps: EndpointsAdmission = {
     side: opts.side,
     enabled: loaded.enabled,
-    configKey: "endpoints",
-    runner: pool,
+    run: runner.run,
     onPatchError: opts.onPatchError,
     virtualEndpoints: reader ? (ns, name) => reader.get(ns, name) : undefined,
   };
@@ -79,7 +141,7 @@ async function startEndpoints(opts: EndpointsOptions, logger: Logger): Promise<S
     admit: (req) => admitEndpoints(req, deps),
     close: async () => {
       reader?.close();
-      await pool.close();
+      await runner.close();
     },
   };
 }
@@ -90,18 +152,39 @@ export interface StartedServe {
   stop(): Promise<void>;
 }
 
-/** Starts the server described by `opts`; used by the CLI and by tests. */
-export async function startServe(
+/** Listens, with a message that says what to do when the address cannot be had. */
+async function listenOrExplain(
+  app: Parameters<typeof listen>[0],
+  tls: TlsMaterial,
   opts: ServeOptions,
-  logger = createLogger(opts.logLevel),
-): Promise<StartedServe> {
+): Promise<RunningServer> {
+  try {
+    return await listen(app, tls, opts.port, opts.bindAddress);
+  } catch (err) {
+    const code = codeOf(err);
+    const where = `${opts.bindAddress}:${opts.port}`;
+    if (code === "EADDRINUSE")
+      throw new CliError(`cannot listen on ${where}: the port is in use; choose another --port`);
+    if (code === "EACCES")
+      throw new CliError(`cannot listen on ${where}: permission denied (ports below 1024 need it)`);
+    if (code === "EADDRNOTAVAIL")
+      throw new CliError(`cannot listen on ${where}: no such local address (--bind-address)`);
+    throw new CliError(`cannot listen on ${where}: ${err instanceof Error ? err.message : code}`);
+  }
+}
+
+async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<StartedServe> {
   const identity = resourceIdentity(opts.groupDomain);
-  const tls: TlsMaterial = opts.tlsCertFile
-    ? await loadTlsFiles(opts.tlsCertFile, opts.tlsKeyFile!)
-    : await selfSignedTls();
-  const api = await connectApi(opts, identity.group, logger);
+  const tls = await loadTls(opts);
+  const kc = await loadKubeConfig({
+    kubeconfig: opts.kubeconfig,
+    env: process.env,
+    allowMissing: opts.dev,
+  });
+  const endpoints = opts.endpoints ? await startEndpoints(opts.endpoints, logger, undo) : undefined;
+  const api = connectApi(kc, opts, identity.group, logger);
+  undo.push(() => api.close?.());
   const deps: AccessKeyAdmission = { identity, adminGroups: opts.adminGroups, api };
-  const endpoints = opts.endpoints ? await startEndpoints(opts.endpoints, logger) : undefined;
   const app = createApp({
     logger,
     metrics: createMetrics(),
@@ -112,7 +195,7 @@ export async function startServe(
     },
     ready: opts.dev ? undefined : () => api.ready(),
   });
-  const server = await listen(app, tls, opts.port, opts.bindAddress);
+  const server = await listenOrExplain(app, tls, opts);
   const unwatch = opts.tlsCertFile
     ? watchTlsFiles(
         opts.tlsCertFile,
@@ -137,4 +220,21 @@ export async function startServe(
       flushLogs(logger);
     },
   };
+}
+
+/**
+ * Starts the server described by `opts`; used by the CLI and by tests. On any start-up error,
+ * everything started so far is stopped before the error is thrown.
+ */
+export async function startServe(
+  opts: ServeOptions,
+  logger = createLogger(opts.logLevel),
+): Promise<StartedServe> {
+  const undo: Undo[] = [];
+  try {
+    return await start(opts, logger, undo);
+  } catch (err) {
+    await undoAll(undo);
+    throw err;
+  }
 }

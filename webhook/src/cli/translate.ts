@@ -3,10 +3,10 @@
 
 import { parseCommandArgs } from "./args.js";
 import { dryRun } from "./dry-run.js";
+import { parseDuration } from "./duration.js";
 import { CliError, EXIT, usageError } from "./errors.js";
 import { readObject } from "./input.js";
-import type { Command } from "./main.js";
-import { parseDuration } from "./patch.js";
+import type { Command } from "./command.js";
 import {
   DRY_RUN_FLAG_OPTIONS,
   loadVCluster,

@@ -1,6 +1,6 @@
 // Flags shared by the commands that run Endpoint-sync patches: which config, which vCluster.
 
-import type { VClusterInfo } from "../patches/types.js";
+import type { PatchSpec, VClusterInfo } from "../patches/types.js";
 import { CliError, usageError } from "./errors.js";
 
 export const VCLUSTER_FLAG_OPTIONS = {
@@ -20,13 +20,17 @@ export const VCLUSTER_FLAG_HELP = `      --config string               vCluster 
       --vcluster-name string        Name of the virtual cluster (context.vcluster.name)
       --vcluster-namespace string   Its namespace in the host cluster (context.vcluster.namespace)`;
 
+/** A vcluster.yaml loaded once, with the vCluster it runs for: everything the patches need. */
 export interface LoadedVCluster {
   vcluster: VClusterInfo;
   enabled: boolean;
-  patches: import("../patches/types.js").PatchSpec[];
+  patches: PatchSpec[];
 }
 
-/** Reads and validates the config; every problem is reported at once. */
+/**
+ * Reads, parses and validates the config once (config/load-config.ts); every problem is reported
+ * at once.
+ */
 export async function loadVCluster(
   values: { config?: string; "vcluster-name"?: string; "vcluster-namespace"?: string },
   command: string,
@@ -39,13 +43,14 @@ export async function loadVCluster(
       `${command} needs ${missing.map((f) => `--${f}`).join(", ")}\nRun 'vgate ${command} --help' for usage.`,
     );
   }
-  const { checkConfigFile } = await import("../config/check-config.js");
-  const { readVClusterConfig } = await import("../config/load-config.js");
-  const checked = await checkConfigFile(values.config!);
-  if (!checked.ok) {
-    throw new CliError(`invalid config ${values.config}:\n  ${checked.problems.join("\n  ")}`);
+  const { readVClusterConfig, VClusterConfigError } = await import("../config/load-config.js");
+  let config;
+  try {
+    config = await readVClusterConfig(values.config!);
+  } catch (err) {
+    if (!(err instanceof VClusterConfigError)) throw err;
+    throw new CliError(`invalid config ${values.config}:\n  ${err.problems.join("\n  ")}`);
   }
-  const config = await readVClusterConfig(values.config!);
   return {
     vcluster: {
       name: values["vcluster-name"]!,

@@ -1,9 +1,14 @@
 // Loads vcluster.yaml (YAML or JSON) once, at the edge, into a validated, typed config with
-// vCluster's defaults merged in (docs/reference.md#patch-config).
-import { readFile } from "node:fs/promises";
-import { parseDocument } from "yaml";
+// vCluster's defaults merged in (docs/reference.md#patch-config). Every command that reads a
+// vcluster.yaml (check-config, patch, translate, serve --config) goes through readVClusterConfig:
+// the file is read once, parsed once and validated once.
 import type { Json, JsonObject, PatchSpec } from "../patches/types.js";
+import { readTextFile, ReadError } from "./read-file.js";
 import { validateVClusterConfig } from "./validate-config.js";
+import { parseYamlDocument } from "./yaml-document.js";
+
+/** vcluster.yaml files are a few kilobytes; this bound only stops a wrong file from filling memory. */
+export const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 
 export interface VClusterConfig {
   /** The whole vcluster.yaml merged with defaults, for context.vcluster.config. */
@@ -20,38 +25,6 @@ export class VClusterConfigError extends Error {
     readonly problems: string[],
   ) {
     super(`invalid vCluster config ${fileName}:\n  ${problems.join("\n  ")}`);
-  }
-}
-
-/** yaml's messages end with " at line L, column C:" and a code excerpt; we say `file:L:C:`. */
-function yamlProblem(fileName: string, err: { message: string; linePos?: unknown }): string {
-  const firstLine = err.message.split("\n")[0] ?? err.message;
-  const message = firstLine.replace(/ at line \d+, column \d+:?$/, "");
-  const pos = Array.isArray(err.linePos) ? (err.linePos[0] as { line?: number; col?: number }) : {};
-  if (pos.line === undefined || pos.col === undefined) return `${fileName}: ${message}`;
-  return `${fileName}:${pos.line}:${pos.col}: ${message}`;
-}
-
-/**
- * Parses YAML or JSON text (JSON is YAML 1.2). Problems are syntax errors with line and column;
- * duplicate keys, multiple documents and alias bombs are errors too.
- */
-export function parseConfigText(
-  text: string,
-  fileName: string,
-): { ok: true; value: unknown } | { ok: false; problems: string[] } {
-  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
-  if (doc.errors.length > 0) {
-    return { ok: false, problems: doc.errors.map((e) => yamlProblem(fileName, e)) };
-  }
-  try {
-    return { ok: true, value: doc.toJS({ maxAliasCount: 100 }) as unknown };
-  } catch (err) {
-    // toJS throws on excessive aliases ("billion laughs").
-    return {
-      ok: false,
-      problems: [`${fileName}: ${err instanceof Error ? err.message : String(err)}`],
-    };
   }
 }
 
@@ -135,11 +108,17 @@ function typed(raw: JsonObject): VClusterConfig {
 
 /**
  * Parses, validates and types vcluster.yaml text. Throws a VClusterConfigError listing every
- * problem (syntax errors with file:line:column, then validation problems).
+ * problem (syntax errors with file:line:column, then validation problems). An empty file is a
+ * problem: it is almost always the wrong file, and it has no patches to check.
  */
 export function loadVClusterConfig(text: string, fileName: string): VClusterConfig {
-  const parsed = parseConfigText(text, fileName);
+  const parsed = parseYamlDocument(text, fileName);
   if (!parsed.ok) throw new VClusterConfigError(fileName, parsed.problems);
+  if (parsed.value === null || parsed.value === undefined) {
+    throw new VClusterConfigError(fileName, [
+      `${fileName} is empty: a vCluster config is a YAML map such as "sync: {toHost: {endpoints: {patches: [...]}}}"`,
+    ]);
+  }
   const problems = validateVClusterConfig(parsed.value);
   if (problems.length > 0) throw new VClusterConfigError(fileName, problems);
   return typed(withDefaults(parsed.value));
@@ -149,14 +128,10 @@ export function loadVClusterConfig(text: string, fileName: string): VClusterConf
 export async function readVClusterConfig(path: string): Promise<VClusterConfig> {
   let text: string;
   try {
-    text = await readFile(path, "utf8");
+    text = await readTextFile(path, MAX_CONFIG_BYTES);
   } catch (err) {
-    throw new VClusterConfigError(path, [readProblem(path, err)]);
+    if (!(err instanceof ReadError)) throw err;
+    throw new VClusterConfigError(path, [err.message]);
   }
   return loadVClusterConfig(text, path);
-}
-
-/** "cannot read vcluster.yaml: ENOENT: no such file or directory, open 'vcluster.yaml'". */
-export function readProblem(path: string, err: unknown): string {
-  return `cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`;
 }

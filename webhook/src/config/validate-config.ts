@@ -5,16 +5,27 @@
 // users can search for them.
 import vm from "node:vm";
 import { canonicalPath, parsePath, PathSyntaxError } from "../patches/path.js";
+import {
+  ENDPOINTS_KEYS,
+  LABELS_KEYS,
+  PATCH_KEYS,
+  REFERENCE_KEYS,
+  REFERENCE_PATH_KEYS,
+  ROOT_KEYS,
+  SYNC_KEYS,
+  TO_HOST_KEYS,
+  unknownKeys,
+  wrongSchemaType,
+} from "./schema-keys.js";
 
 type Problems = string[];
 type Obj = Record<string, unknown>;
+/** Where a value sits, as JSON pointer tokens, for the schema's messages. */
+type At = readonly (string | number)[];
 
 const ENDPOINTS = "sync.toHost.endpoints";
 const NAMESPACES = "sync.toHost.namespaces";
-const ENDPOINTS_KEYS = ["enabled", "patches"];
-const PATCH_KEYS = ["path", "expression", "reverseExpression", "reference", "labels"];
-const REFERENCE_PATH_KEYS = ["apiVersionPath", "kindPath", "namePath", "namespacePath"] as const;
-const REFERENCE_KEYS = ["apiVersion", "kind", ...REFERENCE_PATH_KEYS];
+const ENDPOINTS_AT = ["sync", "toHost", "endpoints"] as const;
 /**
  * Update change sets never contain these (docs/reference.md#patch-config-validation,
  * docs/reference.md#patch-change-sets): such a patch could only fire on create.
@@ -41,12 +52,6 @@ function own(obj: Obj, key: string): unknown {
 
 function wrongType(path: string, expected: string, value: unknown): string {
   return `${path}: must be ${expected}, got ${typeName(value)}`;
-}
-
-function unknownFields(obj: Obj, path: string, allowed: readonly string[]): Problems {
-  return Object.keys(obj)
-    .filter((key) => !allowed.includes(key))
-    .map((key) => `unknown field "${path}.${key}"`);
 }
 
 /** `value` as an object at `path`; absent or null is "not set" (Go decodes null as nil). */
@@ -95,10 +100,10 @@ function checkExpression(source: string, where: string, problems: Problems): voi
   }
 }
 
-function checkReference(value: unknown, where: string, problems: Problems): void {
+function checkReference(value: unknown, where: string, at: At, problems: Problems): void {
   const ref = optionalObject(value, where, problems);
   if (ref === null) return;
-  problems.push(...unknownFields(ref, where, REFERENCE_KEYS));
+  problems.push(...unknownKeys(ref, at, REFERENCE_KEYS));
   for (const key of ["apiVersion", "kind"]) {
     const text = own(ref, key);
     if (text === undefined || text === null) problems.push(`${where}.${key} is required`);
@@ -118,12 +123,10 @@ function checkReference(value: unknown, where: string, problems: Problems): void
   }
 }
 
-function checkLabels(value: unknown, where: string, problems: Problems): void {
+function checkLabels(value: unknown, where: string, at: At, problems: Problems): void {
   const labels = optionalObject(value, where, problems);
   if (labels === null) return;
-  // TranslatePatchLabels has no fields: `labels: {}` is the only valid value.
-  for (const key of Object.keys(labels))
-    problems.push(`unknown field "${where}.${key}" (labels must be {})`);
+  problems.push(...unknownKeys(labels, at, LABELS_KEYS));
 }
 
 /** How many of vCluster's three modes a patch uses (config/validation.go, validatePatches). */
@@ -137,12 +140,14 @@ function modesUsed(patch: Obj): number {
 }
 
 /** Checks patches[i]; returns its canonical path for the duplicate check, or null. */
-function checkPatch(patch: unknown, where: string, problems: Problems): string | null {
+function checkPatch(patch: unknown, i: number, problems: Problems): string | null {
+  const where = `${ENDPOINTS}.patches[${i}]`;
+  const at = [...ENDPOINTS_AT, "patches", i];
   if (!isObj(patch)) {
     problems.push(wrongType(where, "an object", patch));
     return null;
   }
-  problems.push(...unknownFields(patch, where, PATCH_KEYS));
+  problems.push(...unknownKeys(patch, at, PATCH_KEYS));
   const canonical = checkPatchPath(patch, where, problems);
   checkExpression(
     optionalString(patch, "expression", where, problems),
@@ -151,8 +156,8 @@ function checkPatch(patch: unknown, where: string, problems: Problems): string |
   );
   const reverse = optionalString(patch, "reverseExpression", where, problems);
   checkExpression(reverse, `${where}.reverseExpression`, problems);
-  checkReference(own(patch, "reference"), `${where}.reference`, problems);
-  checkLabels(own(patch, "labels"), `${where}.labels`, problems);
+  checkReference(own(patch, "reference"), `${where}.reference`, [...at, "reference"], problems);
+  checkLabels(own(patch, "labels"), `${where}.labels`, [...at, "labels"], problems);
   const used = modesUsed(patch);
   if (used > 1) problems.push(`${where} can only use one of: expression, labels or reference`);
   if (used === 0) problems.push(`${where} need to use one of: expression, labels or reference`);
@@ -187,8 +192,7 @@ function checkPatches(value: unknown, problems: Problems): void {
   }
   const seen = new Map<string, number>();
   value.forEach((patch: unknown, i) => {
-    const where = `${ENDPOINTS}.patches[${i}]`;
-    const canonical = checkPatch(patch, where, problems);
+    const canonical = checkPatch(patch, i, problems);
     if (canonical === null) return;
     const first = seen.get(canonical);
     if (first === undefined) {
@@ -197,7 +201,7 @@ function checkPatches(value: unknown, problems: Problems): void {
     }
     const path = (patch as Obj)["path"] as string;
     problems.push(
-      `${ENDPOINTS}.patches[${first}] and ${where} have the same path ${JSON.stringify(path)}`,
+      `${ENDPOINTS}.patches[${first}] and ${ENDPOINTS}.patches[${i}] have the same path ${JSON.stringify(path)}`,
     );
   });
 }
@@ -205,7 +209,7 @@ function checkPatches(value: unknown, problems: Problems): void {
 function checkEndpoints(value: unknown, problems: Problems): void {
   const endpoints = optionalObject(value, ENDPOINTS, problems);
   if (endpoints === null) return;
-  problems.push(...unknownFields(endpoints, ENDPOINTS, ENDPOINTS_KEYS));
+  problems.push(...unknownKeys(endpoints, ENDPOINTS_AT, ENDPOINTS_KEYS));
   const enabled = own(endpoints, "enabled");
   if (enabled !== undefined && enabled !== null && typeof enabled !== "boolean") {
     problems.push(wrongType(`${ENDPOINTS}.enabled`, "a boolean", enabled));
@@ -249,17 +253,23 @@ function checkNamespaces(value: unknown, problems: Problems): void {
 }
 
 /**
- * Every problem in the sync.toHost.endpoints and sync.toHost.namespaces sections of a parsed
- * vcluster.yaml, as messages naming the field; [] when it is valid. Other sections pass untouched.
+ * Every problem on the way to and in the sync.toHost.endpoints and sync.toHost.namespaces sections
+ * of a parsed vcluster.yaml, as messages naming the field; [] when it is valid. Keys that vCluster's
+ * schema does not allow are reported at every level on the way (schema-keys.ts), so a misspelt
+ * `sync.tohost` or a file that is not a vCluster config at all is a problem, not a silent "no
+ * patches". Other sections pass untouched.
  */
 export function validateVClusterConfig(raw: unknown): string[] {
   const problems: Problems = [];
   if (raw === undefined || raw === null) return problems; // an empty file: all defaults
-  if (!isObj(raw)) return [wrongType("config", "an object", raw)];
+  if (!isObj(raw)) return [wrongSchemaType([], "object", typeName(raw))];
+  problems.push(...unknownKeys(raw, [], ROOT_KEYS));
   const sync = optionalObject(own(raw, "sync"), "sync", problems);
+  if (sync !== null) problems.push(...unknownKeys(sync, ["sync"], SYNC_KEYS));
   const toHost =
     sync === null ? null : optionalObject(own(sync, "toHost"), "sync.toHost", problems);
   if (toHost === null) return problems;
+  problems.push(...unknownKeys(toHost, ["sync", "toHost"], TO_HOST_KEYS));
   checkEndpoints(own(toHost, "endpoints"), problems);
   checkNamespaces(own(toHost, "namespaces"), problems);
   return problems;

@@ -4,7 +4,7 @@
 import type { ClientConfig as KubeConfig } from "./client-config.js";
 import type { KubeError } from "../api/status.js";
 import type { OwnedAccessKey, ResourceIdentity } from "../api/ownedaccesskey.js";
-import type { UserInfo } from "../accesskeys/request.js";
+import type { UserInfo } from "../api/user-info.js";
 import type { AccessDecision, KubeApi, ResourceAttributes, ResourceMapping } from "./ports.js";
 import { AccessKeyCache } from "./access-key-cache.js";
 import { DiscoveryCache, type KindTable } from "./discovery-cache.js";

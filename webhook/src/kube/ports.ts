@@ -3,7 +3,7 @@
 // interface, so the rules stay testable and the server can run without a cluster in --dev.
 
 import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
-import type { UserInfo } from "../accesskeys/request.js";
+import type { UserInfo } from "../api/user-info.js";
 
 /** How an apiVersion/kind maps to a REST resource (discovery's RESTMapping). */
 export interface ResourceMapping {

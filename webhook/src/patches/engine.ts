@@ -18,29 +18,24 @@ import {
 } from "./traverse.js";
 import {
   PatchError,
+  type CompiledPatch,
   type Direction,
   type ExplainEntry,
   type ExpressionContext,
   type ExpressionRunner,
   type Json,
   type JsonObject,
+  type Outcome,
+  type PatchMode,
   type PatchSpec,
   type PathSegment,
   type ReferenceResolver,
   type VClusterInfo,
 } from "./types.js";
 
-export interface CompiledPatch {
-  index: number;
-  spec: PatchSpec;
-  segments: PathSegment[];
-  ref?: {
-    nameSegments?: PathSegment[];
-    namespaceSegments?: PathSegment[];
-    kindSegments?: PathSegment[];
-    apiVersionSegments?: PathSegment[];
-  };
-}
+// The engine's types live in types.ts, so the translators the engine calls can use them without
+// importing the engine back. Re-exported for the callers that know them from here.
+export type { CompiledPatch, Outcome, PatchMode } from "./types.js";
 
 export interface ApplyInput {
   object: JsonObject;
@@ -72,18 +67,6 @@ export interface ApplyResult {
   /** Every reference a reference patch rewrote, so the sync controller can copy or import it. */
   references: ResolvedReference[];
 }
-
-/** What one patch does in the current direction. */
-export type PatchMode = ExplainEntry["action"];
-
-/**
- * What a patch decided for one matched value: keep it, replace it or delete it
- * (docs/decisions.md EPS-5). `note` explains a keep or a change for `vgate patch --explain`.
- */
-export type Outcome =
-  | { kind: "keep"; note?: string }
-  | { kind: "set"; value: Json; note?: string }
-  | { kind: "delete"; note?: string };
 
 type RefPathField = "namePath" | "namespacePath" | "kindPath" | "apiVersionPath";
 

@@ -3,7 +3,6 @@
 // labels on the host); a `matchLabels` / `matchExpressions` selector goes through the key-only
 // selector translator. Any other shape is left alone with a warning.
 
-import type { Outcome } from "./engine.js";
 import {
   hostLabelSelector,
   hostLabelsMap,
@@ -11,7 +10,7 @@ import {
   virtualLabelsMap,
 } from "./labels.js";
 import { isJsonObject, ownValue } from "./traverse.js";
-import type { Direction, Json, JsonObject, VClusterInfo } from "./types.js";
+import type { Direction, Json, JsonObject, Outcome, VClusterInfo } from "./types.js";
 
 export interface LabelsInput {
   value: Json;

@@ -5,7 +5,6 @@
 // keeps the name in a mapped namespace (multi-namespace mode). Host → virtual asks the injected
 // resolver.
 
-import type { CompiledPatch, Outcome } from "./engine.js";
 import { hostNameShort, mapNamespaceToHost } from "./host-names.js";
 import {
   findMatches,
@@ -17,8 +16,10 @@ import {
 } from "./traverse.js";
 import {
   PatchError,
+  type CompiledPatch,
   type Direction,
   type Json,
+  type Outcome,
   type PathSegment,
   type ReferenceResolver,
   type VClusterInfo,

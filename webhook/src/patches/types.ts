@@ -40,6 +40,19 @@ export type PathSegment =
   | { kind: "index"; index: number; key?: string; bracketed?: boolean }
   | { kind: "wildcard"; bracketed?: boolean };
 
+/** A patch with its paths parsed once, as the engine runs it. */
+export interface CompiledPatch {
+  index: number;
+  spec: PatchSpec;
+  segments: PathSegment[];
+  ref?: {
+    nameSegments?: PathSegment[];
+    namespaceSegments?: PathSegment[];
+    kindSegments?: PathSegment[];
+    apiVersionSegments?: PathSegment[];
+  };
+}
+
 /** The vCluster a patch runs for (context.vcluster). */
 export interface VClusterInfo {
   name: string;
@@ -92,6 +105,18 @@ export interface ExplainEntry {
   action: "expression" | "reverseExpression" | "drop" | "reference" | "labels" | "skip";
   note?: string;
 }
+
+/** What one patch does in the current direction. */
+export type PatchMode = ExplainEntry["action"];
+
+/**
+ * What a patch decided for one matched value: keep it, replace it or delete it
+ * (docs/decisions.md EPS-5). `note` explains a keep or a change for `vgate patch --explain`.
+ */
+export type Outcome =
+  | { kind: "keep"; note?: string }
+  | { kind: "set"; value: Json; note?: string }
+  | { kind: "delete"; note?: string };
 
 export class PatchError extends Error {
   override readonly name = "PatchError";

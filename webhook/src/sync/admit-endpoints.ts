@@ -11,31 +11,19 @@ import { allow, allowWithPatch, deny } from "../admission/respond.js";
 import type { AdmissionRequest, AdmissionReviewResponse } from "../admission/review.js";
 import { setOwn } from "../patches/traverse.js";
 import type { Direction, Json, JsonObject } from "../patches/types.js";
-import { protectBookkeeping } from "./bookkeeping.js";
 import { applyChangeSet, changeSet } from "./change-set.js";
+import { applyGuardedPatches, type PatchRunner } from "./guarded-patch.js";
 import {
   isSyncedHostEndpoints,
   rebuildVirtualFromHost,
   virtualRefFromHost,
 } from "./translate-endpoints.js";
 
-export interface PatchJob {
-  objectJson: string;
-  direction: Direction;
-  changeSet?: boolean;
-  hostObjectJson?: string;
-  virtualObjectJson?: string;
-}
-
-export interface PatchRunner {
-  apply(configKey: string, job: PatchJob): Promise<{ objectJson: string; warnings: string[] }>;
-}
-
 export interface EndpointsAdmission {
   side: "host" | "virtual";
   enabled: boolean;
-  configKey: string;
-  runner: PatchRunner;
+  /** The loaded config's patches in the sandbox (cli/patch-runner.ts). */
+  run: PatchRunner;
   onPatchError: "deny" | "allow";
   /** Reads the virtual Endpoints (--virtual-kubeconfig); without it, it is rebuilt from bookkeeping. */
   virtualEndpoints?: (namespace: string, name: string) => Promise<JsonObject | null>;
@@ -85,14 +73,8 @@ async function patchObject(
     virtualObjectJson: JSON.stringify(virtualObject),
   };
   const run = async (target: JsonObject, isChangeSet: boolean): Promise<JsonObject> => {
-    const guarded = protectBookkeeping(target);
-    const r = await deps.runner.apply(deps.configKey, {
-      objectJson: JSON.stringify(guarded.object),
-      direction,
-      changeSet: isChangeSet,
-      ...context,
-    });
-    return guarded.restore(JSON.parse(r.objectJson) as JsonObject);
+    const job = { direction, changeSet: isChangeSet, ...context };
+    return (await applyGuardedPatches(deps.run, target, job)).object;
   };
   if (req.operation === "CREATE" || !old) return run(object, false);
   const changes = changeSet(old, object);

@@ -1,0 +1,52 @@
+// `make lint`'s dependency check (dependency-cruiser). It reads the TypeScript sources before
+// compilation (tsPreCompilationDeps), so `import type` and `import("…").T` count: a cycle of types
+// only is still a cycle for a reader, and the compiler erases it too late to help the design.
+/** @type {import('dependency-cruiser').IConfiguration} */
+export default {
+  forbidden: [
+    {
+      name: "no-circular",
+      severity: "error",
+      comment: "Modules must not import each other, directly or through others, types included.",
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: "no-circular-folders",
+      severity: "error",
+      comment:
+        "Folders say what the product does and depend one way: e.g. accesskeys/ uses admission/ " +
+        "and kube/, never the other way round. Shared Kubernetes types live in api/.",
+      scope: "folder",
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: "one-patch-pipeline",
+      severity: "error",
+      comment:
+        "Patches run only through sync/guarded-patch.ts (applyGuardedPatches), which keeps " +
+        "vCluster's bookkeeping keys out of their reach; nothing else may use bookkeeping.ts.",
+      from: { path: "^webhook/src/", pathNot: "^webhook/src/sync/guarded-patch\\.ts$" },
+      to: { path: "^webhook/src/sync/bookkeeping\\.ts$" },
+    },
+    {
+      name: "sandbox-through-patch-runner",
+      severity: "error",
+      comment:
+        "The sandbox pool is started by cli/patch-runner.ts and driven by applyGuardedPatches; " +
+        "only `vgate bench` (which measures the bare engine) drives it directly.",
+      from: {
+        path: "^webhook/src/",
+        pathNot: "^webhook/src/(patches/sandbox/|cli/patch-runner\\.ts$|cli/bench\\.ts$)",
+      },
+      to: { path: "^webhook/src/patches/sandbox/pool\\.ts$" },
+    },
+  ],
+  options: {
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "^(dist|node_modules)/" },
+  },
+};

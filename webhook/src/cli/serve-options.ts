@@ -1,0 +1,156 @@
+// `vgate serve` flags, parsed into typed options: every flag is checked here, before anything
+// starts, so a usage error is exit code 2 at once. Apart from serve.ts so that serve-runtime.ts can
+// take these types without importing the command that loads it.
+
+import { parseArgs } from "node:util";
+import type { LevelWithSilent } from "pino";
+import { dns1123SubdomainErrors } from "../accesskeys/names.js";
+import { DEFAULT_GROUP_DOMAIN } from "../api/ownedaccesskey.js";
+import { LOG_LEVELS } from "../server/logger.js";
+import { parseDuration } from "./duration.js";
+import { usageError } from "./errors.js";
+
+export interface EndpointsOptions {
+  config: string;
+  vclusterName: string;
+  vclusterNamespace: string;
+  side: "host" | "virtual";
+  virtualKubeconfig?: string;
+  onPatchError: "deny" | "allow";
+  deadlineMs: number;
+  workers?: number;
+}
+
+function parseEndpointsOptions(
+  v: Record<string, string | boolean | undefined>,
+): EndpointsOptions | undefined {
+  const str = (k: string): string | undefined =>
+    typeof v[k] === "string" ? (v[k] as string) : undefined;
+  const config = str("config");
+  if (!config) {
+    const stray = [
+      "vcluster-name",
+      "vcluster-namespace",
+      "virtual-kubeconfig",
+      "patch-workers",
+    ].find((k) => str(k));
+    if (stray) throw usageError(`--${stray} needs --config`);
+    return undefined;
+  }
+  if (!str("vcluster-name") || !str("vcluster-namespace")) {
+    throw usageError("--config needs --vcluster-name and --vcluster-namespace");
+  }
+  const side = str("side");
+  if (side !== "host" && side !== "virtual")
+    throw usageError(`invalid --side ${JSON.stringify(side)}: host or virtual`);
+  const onError = str("on-patch-error");
+  if (onError !== "deny" && onError !== "allow") {
+    throw usageError(`invalid --on-patch-error ${JSON.stringify(onError)}: deny or allow`);
+  }
+  const workers = str("patch-workers");
+  if (workers !== undefined && !/^[1-9]\d?$/.test(workers)) {
+    throw usageError(`invalid --patch-workers ${JSON.stringify(workers)}: an integer from 1 to 99`);
+  }
+  return {
+    config,
+    vclusterName: str("vcluster-name")!,
+    vclusterNamespace: str("vcluster-namespace")!,
+    side,
+    virtualKubeconfig: str("virtual-kubeconfig"),
+    onPatchError: onError,
+    deadlineMs: parseDuration(str("patch-timeout")!, "--patch-timeout"),
+    workers: workers === undefined ? undefined : Number(workers),
+  };
+}
+
+export interface ServeOptions {
+  port: number;
+  bindAddress: string;
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
+  kubeconfig?: string;
+  groupDomain: string;
+  adminGroups: string[];
+  logLevel: LevelWithSilent;
+  dev: boolean;
+  endpoints?: EndpointsOptions;
+  /** How often certificate files are checked for changes (not a flag; tests shorten it). */
+  tlsReloadIntervalMs?: number;
+}
+
+export function parseServeArgs(args: string[]): ServeOptions | "help" {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: false,
+      strict: true,
+      options: {
+        port: { type: "string", default: "8443" },
+        "bind-address": { type: "string", default: "0.0.0.0" },
+        "tls-cert-file": { type: "string" },
+        "tls-private-key-file": { type: "string" },
+        kubeconfig: { type: "string" },
+        "group-domain": { type: "string", default: DEFAULT_GROUP_DOMAIN },
+        "admin-groups": { type: "string", default: "system:masters" },
+        "log-level": { type: "string", default: "info" },
+        dev: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+        config: { type: "string" },
+        "vcluster-name": { type: "string" },
+        "vcluster-namespace": { type: "string" },
+        side: { type: "string", default: "host" },
+        "virtual-kubeconfig": { type: "string" },
+        "on-patch-error": { type: "string", default: "deny" },
+        "patch-timeout": { type: "string", default: "100ms" },
+        "patch-workers": { type: "string" },
+      },
+    });
+  } catch (err) {
+    throw usageError(`${(err as Error).message}\nRun 'vgate serve --help' for usage.`);
+  }
+  const v = parsed.values;
+  if (v.help) return "help";
+  const port = Number(v.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw usageError(
+      `invalid --port ${JSON.stringify(v.port)}: must be an integer from 0 to 65535`,
+    );
+  }
+  if (!(LOG_LEVELS as readonly string[]).includes(v["log-level"]!)) {
+    throw usageError(
+      `invalid --log-level ${JSON.stringify(v["log-level"])}: must be one of ${LOG_LEVELS.join(", ")}`,
+    );
+  }
+  const domainErrors = dns1123SubdomainErrors(`management.${v["group-domain"]}`);
+  if (!v["group-domain"] || domainErrors.length) {
+    throw usageError(
+      `invalid --group-domain ${JSON.stringify(v["group-domain"])}: ${domainErrors.join("; ") || "must not be empty"}`,
+    );
+  }
+  const adminGroups = v["admin-groups"]!.split(",")
+    .map((g) => g.trim())
+    .filter(Boolean);
+  const cert = v["tls-cert-file"];
+  const key = v["tls-private-key-file"];
+  if (Boolean(cert) !== Boolean(key)) {
+    throw usageError("--tls-cert-file and --tls-private-key-file must be given together");
+  }
+  if (!cert && !v.dev) {
+    throw usageError(
+      "vgate serve needs --tls-cert-file and --tls-private-key-file, or --dev for a self-signed certificate",
+    );
+  }
+  return {
+    port,
+    bindAddress: v["bind-address"]!,
+    tlsCertFile: cert,
+    tlsKeyFile: key,
+    kubeconfig: v.kubeconfig,
+    groupDomain: v["group-domain"]!,
+    adminGroups,
+    logLevel: v["log-level"] as LevelWithSilent,
+    dev: v.dev!,
+    endpoints: parseEndpointsOptions(v),
+  };
+}
