@@ -70,7 +70,14 @@ describe("request body parsing", () => {
   it("rejects empty bodies, invalid UTF-8 and malformed JSON with clear messages", () => {
     badRequest(() => parseJsonBody(Buffer.alloc(0)), /empty/);
     badRequest(() => parseJsonBody(Buffer.from([0x7b, 0xc3, 0x28, 0x7d])), /not valid UTF-8/);
-    badRequest(() => parseJsonBody(Buffer.from('{"a":')), /not valid JSON/);
+    badRequest(
+      () => parseJsonBody(Buffer.from('{"a":')),
+      /^request body is not valid JSON: unexpected end of input at line 1, column 6 \(byte 5\)$/,
+    );
+    badRequest(
+      () => parseJsonBody(Buffer.from('{\n"key": "hunter2-secret" }}')),
+      /^request body is not valid JSON: unexpected data after the JSON value at line 2, column 26 \(byte 27\)$/,
+    );
     assert.deepEqual(parseJsonBody(Buffer.from('{"a":["é"]}')), { a: ["é"] });
   });
 });

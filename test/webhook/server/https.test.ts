@@ -796,6 +796,25 @@ const rev = (input: ReviewInput): Json =>
       assert.equal(typeof line.latencyMs, "number");
     });
 
+    it("logs a 5xx answer at error level with its reason; a denial stays at info", async () => {
+      env.proxy.setDown(true);
+      const failed = await answerOnceDown(() => mutate(rev({ object: key(`log-5xx-${ID}`) })));
+      env.proxy.setDown(false);
+      const denied = rev({ ...ADMIN, object: key("log-4xx", { ttl: "soon" }) });
+      assert.equal((await validate(denied)).status?.code, 422);
+      const lines = env.logLines.map((l) => JSON.parse(l) as Json);
+      const five = lines.filter((l) => l.code === 503 && l.msg === "admission");
+      assert.ok(five.length > 0, "the 503 answers were logged");
+      for (const l of five) {
+        assert.equal(l.level, "error", JSON.stringify(l));
+        assert.ok(typeof l.error === "string" && l.error.length > 0, JSON.stringify(l));
+      }
+      assert.ok(five.some((l) => l.error === failed.status?.message));
+      const four = lines.find((l) => l.uid === (denied.request as Json).uid);
+      assert.equal(four?.level, "info");
+      assert.equal(four?.code, 422);
+    });
+
     it("never logs a planted key nor its own token, in allowed, denied, failing or malformed requests", async () => {
       await validate(rev({ ...ADMIN, object: key("p1", { key: PLANTED_KEY }) }));
       await validate(

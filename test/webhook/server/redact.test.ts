@@ -104,3 +104,23 @@ describe("logger", () => {
     }
   });
 });
+
+describe("logger and credential shapes", () => {
+  it("redacts values shaped like credentials in any field, and leaves names and UIDs alone", () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
+    const logger = createLogger("info", sink);
+    const uid = "705ab4f5-6393-11e8-b7cc-42010a800002";
+    logger.info({ name: SECRET, uid, route: "validate/ownedaccesskeys" }, "admission");
+    logger.info(`odd object name ${SECRET} seen`);
+    const all = lines.join("");
+    assert.ok(!all.includes(SECRET), all);
+    assert.ok(all.includes(uid) && all.includes("validate/ownedaccesskeys"), all);
+    assert.equal(all.split(REDACTED).length - 1, 2);
+  });
+});

@@ -12,7 +12,17 @@ import {
 } from "../admission/review.js";
 import type { Logger } from "./logger.js";
 import { recordRequest, type Metrics } from "./metrics.js";
-import { bodyErrorHandler, parseJsonBody, rawBody, requireJson, sendStatus } from "./body.js";
+import {
+  clientErrorHandler,
+  defaultBodyLimits,
+  parseJsonBody,
+  readBody,
+  requireJson,
+  sendStatus,
+  type BodyLimits,
+  type BodyRefusal,
+} from "./body.js";
+import { scrubReview, scrubText, SecretValues } from "./scrub.js";
 import type { TlsMaterial } from "./tls.js";
 
 export type Admit = (req: AdmissionRequest) => Promise<AdmissionReviewResponse>;
@@ -24,6 +34,8 @@ export interface AppOptions {
   routes: Record<string, Admit>;
   /** Readiness beyond TLS being loaded (API discovery); omitted in --dev. */
   ready?: () => Promise<boolean>;
+  /** Size, time and shared-budget limits of request bodies; body.ts's defaults when omitted. */
+  bodyLimits?: BodyLimits;
 }
 
 function objectName(req: AdmissionRequest): string {
@@ -38,15 +50,21 @@ function admissionHandler(path: string, admit: Admit, opts: AppOptions) {
   return async (req: Request, res: Response): Promise<void> => {
     const started = process.hrtime.bigint();
     inFlight.inc();
+    let parsed: unknown;
+    let secrets: SecretValues | undefined;
+    // Only answers with text (denials, warnings, errors) need the request's secret values.
+    const secretsOf = () => (secrets ??= SecretValues.of(parsed));
     let request: AdmissionRequest | null = null;
     let code = 200;
     let allowed = "error";
     let failure: string | undefined;
     try {
-      request = decodeAdmissionReview(parseJsonBody(req.body));
-      const review = await admit(request);
+      parsed = parseJsonBody(req.body);
+      request = decodeAdmissionReview(parsed);
+      const review = scrubReview(await admit(request), secretsOf);
       allowed = String(review.response.allowed);
       code = review.response.allowed ? 200 : (review.response.status?.code ?? 400);
+      if (code >= 500) failure = review.response.status?.message;
       sendReview(res, review);
     } catch (err) {
       const e = asKubeError(err);
@@ -54,18 +72,19 @@ function admissionHandler(path: string, admit: Admit, opts: AppOptions) {
       if (request) {
         // A decoded request always gets an AdmissionReview answer, even when something broke.
         allowed = "false";
-        sendReview(res, deny(request.uid, e));
+        sendReview(res, scrubReview(deny(request.uid, e), secretsOf));
       } else {
-        sendStatus(res, e);
+        sendStatus(res, e, secretsOf());
       }
-      if (e.code >= 500) failure = e.message;
+      if (e.code >= 500) failure = scrubText(e.message, secretsOf());
     } finally {
       inFlight.dec();
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const labels = { route, operation: request?.operation ?? "unknown", allowed };
       recordRequest(opts.metrics, labels, seconds);
-      // One line per request; a server-side failure is the same line at error level.
-      opts.logger[failure ? "error" : "info"](
+      // One line per request; a 5xx answer (vgate or what it depends on failed) is the same line
+      // at error level, with the reason.
+      opts.logger[code >= 500 ? "error" : "info"](
         {
           route,
           uid: request?.uid,
@@ -80,6 +99,22 @@ function admissionHandler(path: string, admit: Admit, opts: AppOptions) {
         "admission",
       );
     }
+  };
+}
+
+/**
+ * Counts a body refused before its request was handled, and logs it: a shed body (429: vgate was
+ * full) at info, like other 4xx answers; a client's own fault (too large, compressed, stalled) at
+ * debug, so that a hostile client cannot flood the log.
+ */
+function bodyRefused(opts: AppOptions) {
+  return (req: Request, why: BodyRefusal, err: KubeError): void => {
+    const route = req.path.replace(/^\//, "");
+    opts.metrics.bodiesRefused.inc({ route, reason: why });
+    opts.logger[why === "shed" ? "info" : "debug"](
+      { route, code: err.code, reason: why, error: err.message },
+      "request refused",
+    );
   };
 }
 
@@ -105,12 +140,15 @@ function notAllowed(_req: Request, res: Response): void {
 }
 
 export function createApp(opts: AppOptions): express.Express {
+  const limits = opts.bodyLimits ?? defaultBodyLimits();
+  opts.metrics.watchBodyBytes(() => limits.budget.bytesInUse);
+  const body = readBody(limits, bodyRefused(opts));
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
   // Admission routes first: the router tries layers in order, and these take nearly all requests.
   for (const [path, admit] of Object.entries(opts.routes)) {
-    app.post(path, requireJson, rawBody, admissionHandler(path, admit, opts));
+    app.post(path, requireJson, body, admissionHandler(path, admit, opts));
     app.all(path, notAllowed);
   }
   app.get("/healthz", (_req, res) => {
@@ -127,11 +165,13 @@ export function createApp(opts: AppOptions): express.Express {
     res.type(opts.metrics.registry.contentType).send(await opts.metrics.registry.metrics());
   });
   app.use((req: Request, res: Response) => {
-    sendStatus(res, new KubeError(404, "NotFound", `no route for ${req.method} ${req.path}`));
+    const path = req.path.length > 200 ? `${req.path.slice(0, 200)}...` : req.path;
+    sendStatus(res, new KubeError(404, "NotFound", `no route for ${req.method} ${path}`));
   });
-  app.use(bodyErrorHandler);
+  app.use(clientErrorHandler);
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    opts.logger.error({ err: err instanceof Error ? err.message : String(err) }, "unhandled error");
+    const message = scrubText(err instanceof Error ? err.message : String(err));
+    opts.logger.error({ err: message }, "unhandled error");
     if (!res.headersSent) sendStatus(res, asKubeError(err));
   });
   return app;
@@ -145,6 +185,29 @@ export interface RunningServer {
   setTls(tls: TlsMaterial): void;
 }
 
+/**
+ * How long a connection may take for each step before it is closed. A client that stalls must not
+ * hold a connection, or memory, for long: kube-apiserver sends each request whole, at once.
+ */
+export const CONNECTION_LIMITS = {
+  /** From the TCP connection to a finished TLS handshake (Node's default: 120 s). */
+  handshakeTimeout: 5_000,
+  /** From a request's first byte to its last header. */
+  headersTimeout: 5_000,
+  /**
+   * From a request's first byte to its last body byte. body.ts cuts admission bodies sooner (a 2 s
+   * gap or 5 s in all); this bounds everything else.
+   */
+  requestTimeout: 10_000,
+  /**
+   * How often Node checks the two timeouts above; its default, 30 s, would let a stalled request
+   * live up to 30 s past them.
+   */
+  connectionsCheckingInterval: 1_000,
+  /** Idle between requests, unchanged: kube-apiserver reuses its connections for many requests. */
+  keepAliveTimeout: 65_000,
+} as const;
+
 /** Serves `app` over HTTPS; resolves once listening. */
 export async function listen(
   app: express.Express,
@@ -152,11 +215,10 @@ export async function listen(
   port: number,
   host = "0.0.0.0",
 ): Promise<RunningServer> {
-  const server = createHttpsServer({ cert: tls.cert, key: tls.key, minVersion: "TLSv1.2" }, app);
-  // A client that stalls must not hold a connection forever.
-  server.requestTimeout = 30_000;
-  server.headersTimeout = 15_000;
-  server.keepAliveTimeout = 65_000;
+  const server = createHttpsServer(
+    { cert: tls.cert, key: tls.key, minVersion: "TLSv1.2", ...CONNECTION_LIMITS },
+    app,
+  );
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {

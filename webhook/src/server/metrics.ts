@@ -1,12 +1,17 @@
 // Prometheus metrics (prom-client). One registry per server, so tests can run several servers.
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { MAX_BODY_BYTES_IN_FLIGHT } from "./body.js";
 
 export interface Metrics {
   registry: Registry;
   requests: Counter<"route" | "operation" | "allowed">;
   latency: Histogram<"route" | "operation" | "allowed">;
   inFlight: Gauge<"route">;
+  /** Bodies refused before their request was handled, by why (see body.ts BodyRefusal). */
+  bodiesRefused: Counter<"route" | "reason">;
+  /** Reports the bytes of request bodies held now (set by the app that owns the budget). */
+  watchBodyBytes(read: () => number): void;
 }
 
 /**
@@ -40,6 +45,15 @@ export function createMetrics(withProcessMetrics = true): Metrics {
   const registry = new Registry();
   if (withProcessMetrics) collectDefaultMetrics({ register: registry, prefix: "vgate_" });
   const labelNames = ["route", "operation", "allowed"] as const;
+  let bodyBytes = () => 0;
+  new Gauge({
+    name: "vgate_request_body_bytes_in_flight",
+    help: `Bytes of request bodies held now, across all connections (at most ${MAX_BODY_BYTES_IN_FLIGHT}).`,
+    registers: [registry],
+    collect() {
+      this.set(bodyBytes());
+    },
+  });
   return {
     registry,
     requests: new Counter({
@@ -62,5 +76,14 @@ export function createMetrics(withProcessMetrics = true): Metrics {
       labelNames: ["route"],
       registers: [registry],
     }),
+    bodiesRefused: new Counter({
+      name: "vgate_request_bodies_refused_total",
+      help: "Request bodies refused unread or cut off: too-large, encoding, shed (too many bytes in flight; 429), idle or deadline (408).",
+      labelNames: ["route", "reason"],
+      registers: [registry],
+    }),
+    watchBodyBytes: (read) => {
+      bodyBytes = read;
+    },
   };
 }

@@ -1,25 +1,62 @@
 // Secrets never reach a log line (docs/decisions.md OAK-11): access keys, connector data, OIDC
-// tokens, bearer tokens and Authorization headers are replaced wherever they appear in a record.
+// tokens, bearer tokens, Authorization headers, and any text shaped like a credential (below) are
+// replaced wherever they appear in a record.
 
 import { SECRET_FIELD_NAMES } from "../api/ownedaccesskey.js";
 
 export const REDACTED = "[REDACTED]";
 const secretNames = new Set(SECRET_FIELD_NAMES.map((n) => n.toLowerCase()));
-const BEARER = /\b(bearer)\s+[^\s"',;]+/gi;
-const BEARER_TEST = /bearer/i;
 const MAX_DEPTH = 32;
 
-/** Whether a string may carry a bearer token (most hold none, and skip the replacement). */
-export function mayHoldSecret(s: string): boolean {
-  return s.length > 7 && BEARER_TEST.test(s);
+// What a credential looks like, for text where field names are gone (error messages, free-form log
+// text): a bearer token; a PEM block; a run of 32 or more hex digits; or a word of 20 or more
+// characters from the base64 and base64url alphabets that mixes upper case, lower case and digits,
+// as generated keys, tokens and JWT segments do. Kubernetes names, UIDs, field paths and kinds do
+// not: names are lower case, UIDs are short hex groups, paths and kinds have no long mixed runs.
+const BEARER = /\b(bearer)\s+[^\s"',;]+/gi;
+const BEARER_TEST = /\bbearer\s/i;
+const PEM = /-----BEGIN [A-Z0-9 ]+-----[\s\S]*?(?:-----END [A-Z0-9 ]+-----|$)/g;
+const PEM_TEST = /-----BEGIN [A-Z0-9 ]+-----/;
+const HEX_RUN = /(?<![0-9A-Za-z])[0-9A-Fa-f]{32,}(?![0-9A-Za-z])/g;
+const TOKEN = /[A-Za-z0-9+/=_-]{20,}/g;
+const UPPER = /[A-Z]/;
+const LOWER = /[a-z]/;
+const DIGIT = /[0-9]/;
+
+function looksRandom(word: string): boolean {
+  return UPPER.test(word) && LOWER.test(word) && DIGIT.test(word);
 }
 
-function redactString(s: string): string {
-  return mayHoldSecret(s) ? s.replace(BEARER, `$1 ${REDACTED}`) : s;
+/**
+ * Whether `s` holds something shaped like a credential. Tests without building strings: it runs
+ * on every string of every log record, and nearly all hold none.
+ */
+export function mayHoldSecret(s: string): boolean {
+  if (s.length < 8) return false;
+  if (BEARER_TEST.test(s)) return true;
+  if (s.length < 20) return false;
+  if (PEM_TEST.test(s)) return true;
+  HEX_RUN.lastIndex = 0;
+  if (HEX_RUN.test(s)) return true;
+  TOKEN.lastIndex = 0;
+  for (let m = TOKEN.exec(s); m; m = TOKEN.exec(s)) {
+    if (looksRandom(m[0])) return true;
+  }
+  return false;
+}
+
+/** `text` with everything shaped like a credential replaced by [REDACTED]. */
+export function redactCredentials(text: string): string {
+  if (!mayHoldSecret(text)) return text;
+  return text
+    .replace(PEM, REDACTED)
+    .replace(BEARER, `$1 ${REDACTED}`)
+    .replace(HEX_RUN, REDACTED)
+    .replace(TOKEN, (word) => (looksRandom(word) ? REDACTED : word));
 }
 
 /** Field names compare case-insensitively; most are lower-case already, so skip the copy. */
-function isSecretName(k: string): boolean {
+export function isSecretName(k: string): boolean {
   return secretNames.has(k) || (/[A-Z]/.test(k) && secretNames.has(k.toLowerCase()));
 }
 
@@ -47,7 +84,7 @@ export function redactSecrets(value: unknown, depth = 0): unknown {
 }
 
 function redactCopy(value: unknown, depth: number): unknown {
-  if (typeof value === "string") return redactString(value);
+  if (typeof value === "string") return redactCredentials(value);
   if (typeof value !== "object" || value === null) return value;
   if (depth >= MAX_DEPTH) return "[TRUNCATED]";
   if (Array.isArray(value)) return value.map((v) => redactCopy(v, depth + 1));
