@@ -11,15 +11,7 @@ import { repoFile, repoRoot } from "../support/fixtures.js";
 import { httpsRequest } from "../support/https-client.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import { HAVE_KUBECTL, KUBECTL_SKIP_REASON } from "../support/kubectl.js";
-
-/** The lines of the README's ```sh block whose first line starts with `first`. */
-export function readmeBlock(readme: string, first: string): string[] {
-  for (const m of readme.matchAll(/^```sh\n([\s\S]*?)^```$/gm)) {
-    const lines = m[1]!.trimEnd().split("\n");
-    if (lines[0]!.startsWith(first)) return lines;
-  }
-  throw new Error(`README.md has no sh block starting with ${JSON.stringify(first)}`);
-}
+import { readmeBlock } from "./blocks.js";
 
 /** A line split into the command and the comment after it (`  # ...`). */
 function splitComment(line: string): { command: string; comment: string } {

@@ -1,0 +1,55 @@
+// The README's dry-run blocks, run as written: `vgate check-config` (each `$ ` line a command, the
+// lines after it its output) and `vgate patch --explain` (the block after it is what standard
+// error says). `vgate` is this checkout's webhook/bin/vgate, put first on PATH.
+
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
+import { repoFile, repoRoot } from "../support/fixtures.js";
+import { readmeBlock } from "./blocks.js";
+
+const bin = mkdtempSync(join(tmpdir(), "vgate-readme-bin-"));
+symlinkSync(join(repoRoot, "webhook/bin/vgate"), join(bin, "vgate"));
+const env = { ...process.env, PATH: `${bin}${delimiter}${process.env["PATH"] ?? ""}` };
+
+const sh = (command: string) =>
+  spawnSync("bash", ["-c", command], { cwd: repoRoot, env, encoding: "utf8", timeout: 60_000 });
+
+/** The plain ``` block right after the first line of the README that contains `marker`. */
+function outputBlockAfter(readme: string, marker: string): string[] {
+  const from = readme.indexOf(marker);
+  assert.ok(from >= 0, `README.md has no ${JSON.stringify(marker)}`);
+  const m = /^```\n([\s\S]*?)^```$/m.exec(readme.slice(from));
+  assert.ok(m, `no output block after ${JSON.stringify(marker)}`);
+  return m[1]!.trimEnd().split("\n");
+}
+
+describe("README: the dry-run command blocks", function () {
+  this.timeout(60_000);
+  const readme = repoFile("README.md");
+
+  it("vgate check-config: each command prints the lines shown under it", () => {
+    const lines = readmeBlock(readme, "$ vgate check-config");
+    const runs: { command: string; expected: string[] }[] = [];
+    for (const line of lines) {
+      if (line.startsWith("$ ")) runs.push({ command: line.slice(2), expected: [] });
+      else runs.at(-1)!.expected.push(line);
+    }
+    assert.equal(runs.length, 2);
+    for (const { command, expected } of runs) {
+      const r = sh(command);
+      assert.deepEqual(`${r.stdout}${r.stderr}`.trimEnd().split("\n"), expected, command);
+    }
+  });
+
+  it("vgate patch --explain: standard error says what the block after it shows", () => {
+    const command = readmeBlock(readme, "vgate patch --config").join("\n");
+    const r = sh(command);
+    assert.equal(r.status, 0, r.stderr);
+    const expected = outputBlockAfter(readme, "with `--explain` tells on standard error");
+    assert.deepEqual(r.stderr.trimEnd().split("\n"), expected);
+    assert.equal((JSON.parse(r.stdout) as { kind: string }).kind, "Endpoints");
+  });
+});
