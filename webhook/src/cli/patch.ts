@@ -19,7 +19,7 @@ const HELP = `Apply the sync.toHost.endpoints patches of a vCluster config to an
 
 The object (or an update change set, with --change-set) is read from INPUT or standard input, as
 JSON or YAML. The patched object is printed to standard output as JSON. Expressions run in the same
-sandbox as the webhook (SES compartments in worker threads, with a deadline).
+sandbox as the webhook (SES compartments in sandbox processes, with a deadline).
 
 Usage:
   vgate patch --config FILE --direction toHost|toVirtual --vcluster-name N --vcluster-namespace NS [flags] [INPUT|-]

@@ -41,7 +41,8 @@ Endpoint-sync patches (POST /mutate/endpoints, enabled by --config):
                                       (default: rebuilt from the host object's bookkeeping annotations)
       --on-patch-error string         deny (default) or allow: admit the object unchanged, with a warning
       --patch-timeout string          Deadline per object for the patches (default 100ms)
-      --patch-workers int             Sandbox worker threads (default: the number of CPUs)
+      --patch-workers int             Sandbox processes running expressions at once (default: the number of
+                                      CPUs; one more waits as a warm spare)
   -h, --help                          Show this help
 
 Examples:

@@ -1,7 +1,7 @@
 // The contracts of the Endpoint-sync patch engine (docs/decisions.md EPS-1 to EPS-10; the facts are
 // in docs/reference.md#patch-config and the sections after it). The engine is pure: plain JSON in,
 // plain JSON out. Expressions are run through an ExpressionRunner, which is a SES compartment
-// inside a worker thread in production (patches/sandbox/) and a plain function in the unsandboxed
+// inside a sandbox child process in production (patches/sandbox/) and a plain function in the unsandboxed
 // benchmark baseline.
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };

@@ -110,7 +110,7 @@ describe("patches/sandbox/json-result", () => {
   });
 
   it("honours custom limits", () => {
-    const limits = { maxBytes: 20, maxNodes: 3, maxDepth: 2 };
+    const limits = { ...DEFAULT_RESULT_LIMITS, maxBytes: 20, maxNodes: 3, maxDepth: 2 };
     assert.equal(checkResult("abc", limits).ok, true);
     assert.equal(checkResult("x".repeat(19), limits).ok, false);
     assert.equal(checkResult([1, 2, 3], limits).ok, false);

@@ -1,5 +1,5 @@
 // Compiles a config's expressions into functions inside one SES Compartment
-// (docs/decisions.md EPS-8). Runs in a sandbox worker after lockdown(); it relies on the
+// (docs/decisions.md EPS-8). Runs in a sandbox child after lockdown(); it relies on the
 // `Compartment` and `harden` globals.
 //
 // Semantics: the completion value of the source text, evaluated as a script. A source that is a
@@ -9,12 +9,12 @@
 // `value` and `context` read through getters, which gives the exact script semantics at ~2 µs.
 //
 // Isolation: the compartment's globalThis is hardened, so nothing an expression does to globals
-// can reach the next call; intrinsics are frozen by lockdown; every call gets its own copy of
-// `value` and a frozen `context` (see worker.ts).
-import { virtualToHostDNS } from "../host-names.js";
+// can reach the next call; intrinsics are frozen by lockdown; the helpers are hardened with the
+// errors they throw (guest-helpers.ts); every call gets its own copy of `value` and a frozen
+// `context` (see job.ts). What a realm must not offer at all is removed before lockdown
+// (realm.ts), so the globals here need no shadowing.
 import type { PatchSpec, VClusterInfo } from "../types.js";
-import { atob, btoa } from "./base64.js";
-import { SHADOWED_GLOBALS } from "./tame-builtins.js";
+import { guestHelpers } from "./guest-helpers.js";
 
 export type CompiledExpression = (value: unknown, context: unknown) => unknown;
 
@@ -77,20 +77,13 @@ export function compileExpressions(
 
 function makeGuest(vcluster: VClusterInfo): Guest {
   const slot: Slot = { value: undefined, context: undefined };
-  const vc = { name: vcluster.name, namespace: vcluster.namespace };
   const compartment = new Compartment({
     __options__: true,
-    name: `patches of ${vcluster.namespace}/${vcluster.name}`,
+    name: "patches",
     globals: {
-      btoa,
-      atob,
-      virtualToHostDNS: (s: unknown): string => {
-        if (typeof s !== "string") throw new TypeError("virtualToHostDNS expects a string");
-        return virtualToHostDNS(s, vc);
-      },
+      ...guestHelpers(vcluster),
       // Expressions only run on paths that exist (docs/reference.md#patch-expression-context).
       valueExists: true,
-      ...Object.fromEntries(SHADOWED_GLOBALS.map((name) => [name, undefined])),
     },
   });
   const global = compartment.globalThis;

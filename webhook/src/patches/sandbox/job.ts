@@ -1,12 +1,13 @@
-// One job inside a sandbox worker: parse the object, run the engine with the compartment's
+// One job inside a sandbox child: parse the object, run the engine with the compartment's
 // expressions as the ExpressionRunner, serialise the result. Never throws: every failure becomes
 // an error result for that object only.
 import { types } from "node:util";
-import { applyPatches, compilePatches, type CompiledPatch } from "../engine.js";
+import { applyPatches, compilePatches } from "../engine.js";
 import { resolverFromObjects } from "../reference-resolver.js";
 import { copyJson } from "../traverse.js";
 import {
   PatchError,
+  type CompiledPatch,
   type Direction,
   type ExpressionRunner,
   type Json,
@@ -29,7 +30,7 @@ export interface LoadedConfig {
   vcluster: VClusterInfo;
 }
 
-/** Where the worker tells the main thread's watchdog what it is doing. */
+/** Where the child records what it is doing, for its monitor thread to report (protocol.ts). */
 export interface Progress {
   expression(patchIndex: number): void;
   outside(): void;
@@ -107,9 +108,18 @@ export function runJob(
           : undefined,
       },
     );
+    const objectJson = JSON.stringify(result.object);
+    if (objectJson.length > limits.maxObjectBytes) {
+      return {
+        ok: false,
+        error: {
+          message: `the patched object is larger than ${limits.maxObjectBytes} bytes as JSON`,
+        },
+      };
+    }
     return {
       ok: true,
-      objectJson: JSON.stringify(result.object),
+      objectJson,
       explain: result.explain,
       warnings: result.warnings,
       references: result.references,

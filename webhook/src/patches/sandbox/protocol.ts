@@ -1,5 +1,6 @@
-// The messages between SandboxPool (main thread) and its workers, and the layout of the shared
-// progress block the worker writes so the main thread can tell which job and patch overran.
+// The messages between SandboxPool (the server process) and its sandbox children, and the layout
+// of the progress record a child's monitor thread reports (docs/decisions.md EPS-8). Messages
+// travel as frames (frames.ts); a child's messages are untrusted and checked before use.
 import type { Direction, ExplainEntry, PatchSpec, VClusterInfo } from "../types.js";
 import type { ResolvedReference } from "../reference.js";
 
@@ -35,42 +36,59 @@ export interface WireError {
 
 export type WireResult = ({ ok: true } & SandboxResult) | { ok: false; error: WireError };
 
-/** Result limits the worker enforces on every expression result. */
+/** Limits a child enforces on every expression result and on the patched object. */
 export interface ResultLimits {
   maxBytes: number;
   maxNodes: number;
   maxDepth: number;
+  /**
+   * The patched object as JSON. Kubernetes refuses larger requests (3 MiB), and the limit keeps
+   * what a child sends back, and so the server's memory, bounded whatever an expression returns.
+   */
+  maxObjectBytes: number;
 }
 
 export const DEFAULT_RESULT_LIMITS: ResultLimits = {
   maxBytes: 1024 * 1024,
   maxNodes: 100_000,
   maxDepth: 512,
+  maxObjectBytes: 3 * 1024 * 1024,
 };
 
-export interface WorkerInit {
-  progress: SharedArrayBuffer;
-  limits: ResultLimits;
-}
-
-export type ToWorker =
+export type ToChild =
+  | { type: "init"; limits: ResultLimits }
   | { type: "load"; loadId: number; key: string; config: SandboxConfig }
   | { type: "unload"; key: string }
-  | { type: "batch"; batchId: number; jobs: ({ key: string } & SandboxJob)[] };
+  /** Jobs of one config (the jobs of one applyBatch call, or one apply). */
+  | { type: "batch"; batchId: number; key: string; jobs: readonly SandboxJob[] };
 
-export type FromWorker =
+export type FromChild =
   | { type: "ready" }
   | { type: "loaded"; loadId: number; error?: WireError }
-  | { type: "batch"; batchId: number; results: WireResult[] };
+  /**
+   * Results of `batch` jobs `first`… in order; a batch's results may come in several messages,
+   * the last with `done`. `heapUsed` (bytes, after the batch) lets the pool retire a child whose
+   * heap an expression left full.
+   */
+  | {
+      type: "results";
+      batchId: number;
+      first: number;
+      results: WireResult[];
+      done: boolean;
+      heapUsed: number;
+    };
 
-/** Int32 slots of the progress block. */
+/** Int32 slots of the progress record (the child's main thread writes, its monitor reads). */
 export const P_STATE = 0;
 export const P_BATCH = 1;
 export const P_JOB = 2;
 export const P_PATCH = 3;
-/** Float64 slot (at byte 16): when the current job started, in ms since the epoch. */
+/** Float64 slot (at byte 16): when the current job started, in nowMs(). */
 export const P_START_F64 = 2;
 export const PROGRESS_BYTES = 24;
+/** The monitor's answer: the four Int32 slots, then a Float64: milliseconds since the job started. */
+export const ANSWER_BYTES = 24;
 
 export const STATE_IDLE = 0;
 /** Parsing, engine work, serialising: not inside an expression. */
@@ -79,7 +97,30 @@ export const STATE_EXPRESSION = 2;
 /** The job's result is ready; waiting for microtasks the expressions queued to settle. */
 export const STATE_DRAINING = 3;
 
-/** A clock both threads share: performance.now() alone has a per-thread origin. */
+/** Where a child was, as its monitor answered. */
+export interface Progress {
+  state: number;
+  batchId: number;
+  job: number;
+  patchIndex: number;
+  elapsedMs: number;
+}
+
+/** A clock both threads of a child share: performance.now() alone has a per-thread origin. */
 export function nowMs(): number {
   return performance.timeOrigin + performance.now();
+}
+
+/** Decodes a monitor answer; undefined when it is not one. */
+export function decodeAnswer(bytes: Buffer): Progress | undefined {
+  if (bytes.length !== ANSWER_BYTES) return undefined;
+  const elapsedMs = bytes.readDoubleLE(16);
+  if (!Number.isFinite(elapsedMs)) return undefined;
+  return {
+    state: bytes.readInt32LE(0),
+    batchId: bytes.readInt32LE(4),
+    job: bytes.readInt32LE(8),
+    patchIndex: bytes.readInt32LE(12),
+    elapsedMs,
+  };
 }

@@ -1,0 +1,321 @@
+// The hostile cases against a running `vgate serve` (a separate process, over real HTTPS with real
+// AdmissionReviews), one case at a time, each with a good request sent while it runs. For every
+// case: the server is still running and healthy, its RSS stays within a bound, and the good
+// request is answered correctly and on time. Between cases the test waits until the server's
+// children are quiet again (a replacement started): "a hostile object at the same time", not a
+// sustained attack. The sustained attack comes last: hostile requests back to back, for seconds,
+// with good ones among them; there, good requests must all be answered, and the figures are
+// printed: the server's RSS, the children's, and the good requests' latencies.
+//
+// One vcluster.yaml holds every case, each on its own annotation ("case-N"), as a reverseExpression
+// (`--side virtual`: an UPDATE's change set is patched, no bookkeeping needed); an object carries
+// only the annotation of the case it is for. The cases on the whole annotations map, and the ones
+// SES refuses at load time, run in hostile.test.ts only.
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { after, before, describe, it } from "mocha";
+import { repoRoot } from "../../../support/fixtures.js";
+import { httpsRequest } from "../../../support/https-client.js";
+import { freePort } from "../../../support/kube/processes.js";
+import { CASES, HOST_DETAIL, type HostileCase } from "./hostile-cases.js";
+
+const VGATE = resolve(repoRoot, "webhook/bin/vgate");
+const DEADLINE_MS = 100;
+const WORKERS = 2;
+/** As in hostile.test.ts: the deadline, plus slack for a shared, noisy 2-CPU machine. */
+const ON_TIME_MS = DEADLINE_MS + 900;
+/**
+ * The server's RSS may grow this much over its size after start-up and warm-up: TLS, express and
+ * the garbage of the requests. Everything an expression allocates is in a child.
+ */
+const SERVER_RSS_GROWTH = 64 * 1024 * 1024;
+/** A child's resident limit (limits.ts) plus what it can add between two polls of 5 ms. */
+const CHILD_RSS_BOUND = (256 + 64) * 1024 * 1024;
+/** How long the sustained attack lasts. */
+const SUSTAINED_MS = 5000;
+
+type Json = Record<string, unknown>;
+
+const cases = CASES.filter(
+  (c): c is HostileCase & { expect: { value: unknown } | { error: RegExp } } =>
+    c.path === undefined && !("loadError" in c.expect),
+);
+
+function configJson(): string {
+  const patches = cases.map((c, i) => ({
+    path: `metadata.annotations["case-${i}"]`,
+    expression: "value",
+    reverseExpression: c.source,
+  }));
+  patches.push({
+    path: 'metadata.annotations["good"]',
+    expression: "value",
+    reverseExpression: "value + '!'",
+  });
+  return JSON.stringify({ sync: { toHost: { endpoints: { enabled: true, patches } } } });
+}
+
+function review(annotation: string): Json {
+  const object = (value: string): Json => ({
+    apiVersion: "v1",
+    kind: "Endpoints",
+    metadata: { name: "db", namespace: "default", annotations: { [annotation]: value } },
+  });
+  return {
+    apiVersion: "admission.k8s.io/v1",
+    kind: "AdmissionReview",
+    request: {
+      uid: randomUUID(),
+      kind: { group: "", version: "v1", kind: "Endpoints" },
+      resource: { group: "", version: "v1", resource: "endpoints" },
+      name: "db",
+      namespace: "default",
+      operation: "UPDATE",
+      userInfo: { username: "system:serviceaccount:vc-ns:vc", groups: [] },
+      object: object("hello"),
+      oldObject: object("old"),
+      dryRun: false,
+    },
+  };
+}
+
+interface Answer {
+  allowed: boolean;
+  message: string;
+  /** The annotation's value after the patch: unchanged "hello", patched, or undefined if removed. */
+  value: unknown;
+}
+
+async function admit(url: string, annotation: string): Promise<Answer> {
+  const res = await httpsRequest(url, {
+    body: JSON.stringify(review(annotation)),
+    headers: { "Content-Type": "application/json" },
+    timeoutMs: 30_000,
+  });
+  assert.equal(res.status, 200, res.text);
+  const r = res.json<{
+    response: { allowed: boolean; patch?: string; status?: { message?: string } };
+  }>().response;
+  let value: unknown = "hello";
+  const ops = r.patch
+    ? (JSON.parse(Buffer.from(r.patch, "base64").toString("utf8")) as {
+        op: string;
+        path: string;
+        value?: unknown;
+      }[])
+    : [];
+  const key = `/metadata/annotations/${annotation}`;
+  for (const op of ops) {
+    if (op.path === key) value = op.op === "remove" ? undefined : op.value;
+    if (op.path === "/metadata/annotations" && op.op !== "remove") {
+      value = (op.value as Record<string, unknown>)[annotation];
+    }
+  }
+  return { allowed: r.allowed, message: r.status?.message ?? "", value };
+}
+
+/** CPU time (user + system) of a process, in clock ticks. */
+function ticksOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/** Waits until the server has all its children and none of them is working (or starting). */
+async function quiet(server: number, children: number): Promise<void> {
+  const end = performance.now() + 10_000;
+  let last = new Map<number, number>();
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 50));
+    const now = new Map<number, number>();
+    try {
+      for (const pid of childrenOf(server)) now.set(pid, ticksOf(pid));
+    } catch {
+      continue;
+    }
+    const idle = [...now].every(([pid, ticks]) => last.get(pid) === ticks);
+    if ((now.size === children && idle) || performance.now() > end) return;
+    last = now;
+  }
+}
+
+function rssOf(pid: number): number {
+  const kb = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "latin1"))?.[1];
+  return Number(kb ?? 0) * 1024;
+}
+
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "latin1");
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid)
+        out.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return out;
+}
+
+const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
+}
+
+describe("patches/sandbox hostile expressions against vgate serve", function () {
+  this.timeout(60_000);
+  let dir: string;
+  let serve: ChildProcess;
+  let base: string;
+  let rssBaseline = 0;
+  let serverMax = 0;
+  let childMax = 0;
+  let sampler: NodeJS.Timeout | undefined;
+  const goodMs: number[] = [];
+
+  before(async function () {
+    if (!existsSync("/proc/self/status")) this.skip();
+    this.timeout(60_000);
+    dir = mkdtempSync(join(tmpdir(), "vgate-hostile-"));
+    writeFileSync(join(dir, "vcluster.yaml"), configJson());
+    const port = await freePort();
+    serve = spawn(
+      process.execPath,
+      [
+        VGATE,
+        "serve",
+        "--dev",
+        "--port",
+        String(port),
+        "--bind-address",
+        "127.0.0.1",
+        "--log-level",
+        "silent",
+        "--config",
+        join(dir, "vcluster.yaml"),
+        "--vcluster-name",
+        "vc",
+        "--vcluster-namespace",
+        "vc-ns",
+        "--side",
+        "virtual",
+        "--patch-timeout",
+        `${DEADLINE_MS}ms`,
+        "--patch-workers",
+        String(WORKERS),
+      ],
+      { stdio: ["ignore", "ignore", "ignore"] },
+    );
+    base = `https://127.0.0.1:${port}`;
+    for (let i = 0; ; i++) {
+      assert.equal(serve.exitCode, null, "vgate serve exited at start");
+      try {
+        if ((await httpsRequest(`${base}/healthz`, { timeoutMs: 2000 })).status === 200) break;
+      } catch {
+        if (i > 300) throw new Error("vgate serve did not start");
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // Warm up: TLS, express, the JSON paths; then the baseline.
+    for (let i = 0; i < 50; i++)
+      assert.equal((await admit(`${base}/mutate/endpoints`, "good")).value, "hello!");
+    rssBaseline = rssOf(serve.pid!);
+    sampler = setInterval(() => {
+      try {
+        serverMax = Math.max(serverMax, rssOf(serve.pid!));
+        for (const pid of childrenOf(serve.pid!)) childMax = Math.max(childMax, rssOf(pid));
+      } catch {
+        // A child that just ended.
+      }
+    }, 10);
+  });
+
+  after(async () => {
+    clearInterval(sampler);
+    serve?.kill("SIGTERM");
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    if (goodMs.length === 0) return;
+    const sorted = [...goodMs].sort((a, b) => a - b);
+    console.log(
+      `      under attack: server RSS ${mib(rssBaseline)} at rest, at most ${mib(serverMax)}; ` +
+        `children at most ${mib(childMax)}; good requests (${sorted.length}) ` +
+        `p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms, ` +
+        `max ${sorted[sorted.length - 1]!.toFixed(1)} ms`,
+    );
+  });
+
+  for (const [i, c] of cases.entries()) {
+    it(c.name, async () => {
+      await quiet(serve.pid!, WORKERS + 1);
+      const url = `${base}/mutate/endpoints`;
+      const hostile = admit(url, `case-${i}`);
+      // Sent while the hostile one runs.
+      await new Promise((r) => setTimeout(r, 5));
+      const start = performance.now();
+      const good = await admit(url, "good");
+      const ms = performance.now() - start;
+      goodMs.push(ms);
+      const answer = await hostile;
+
+      assert.equal(serve.exitCode, null, "the server is running");
+      assert.equal((await httpsRequest(`${base}/healthz`)).status, 200);
+      assert.equal(good.value, "hello!", good.message);
+      assert.ok(ms < ON_TIME_MS, `the good request took ${ms.toFixed(0)} ms`);
+      const rss = rssOf(serve.pid!);
+      assert.ok(rss - rssBaseline < SERVER_RSS_GROWTH, `the server grew to ${mib(rss)}`);
+      assert.ok(childMax < CHILD_RSS_BOUND, `a child reached ${mib(childMax)}`);
+
+      if ("error" in c.expect) {
+        assert.equal(
+          answer.allowed,
+          false,
+          `expected a denial, got ${JSON.stringify(answer.value)}`,
+        );
+        assert.match(answer.message, c.expect.error);
+        assert.doesNotMatch(answer.message, HOST_DETAIL);
+      } else {
+        assert.equal(answer.allowed, true, answer.message);
+        assert.deepEqual(answer.value, c.expect.value);
+      }
+    });
+  }
+
+  it("a sustained attack: hostile requests back to back, good ones among them all answered", async function () {
+    this.timeout(120_000);
+    await quiet(serve.pid!, WORKERS + 1);
+    const url = `${base}/mutate/endpoints`;
+    const spinner = cases.findIndex((c) => c.source === "while(true){}");
+    const until = performance.now() + SUSTAINED_MS;
+    const hostile = (async () => {
+      let n = 0;
+      while (performance.now() < until) {
+        await Promise.all(Array.from({ length: WORKERS }, () => admit(url, `case-${spinner}`)));
+        n += WORKERS;
+      }
+      return n;
+    })();
+    const latencies: number[] = [];
+    while (performance.now() < until) {
+      const start = performance.now();
+      assert.equal((await admit(url, "good")).value, "hello!");
+      latencies.push(performance.now() - start);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const attacks = await hostile;
+    assert.equal(serve.exitCode, null, "the server is running");
+    assert.ok(rssOf(serve.pid!) - rssBaseline < SERVER_RSS_GROWTH);
+    const sorted = latencies.sort((a, b) => a - b);
+    console.log(
+      `      sustained (${attacks} hostile requests in ${SUSTAINED_MS / 1000} s, ${WORKERS} children): ` +
+        `good requests (${sorted.length}) p50 ${percentile(sorted, 50).toFixed(0)} ms, ` +
+        `p99 ${percentile(sorted, 99).toFixed(0)} ms, max ${sorted[sorted.length - 1]!.toFixed(0)} ms`,
+    );
+  });
+});
