@@ -119,7 +119,7 @@ promiseHooks.onInit(() => {
 });
 
 function sizeOf(result: WireResult): number {
-  return result.ok ? result.objectJson.length : result.error.message.length;
+  return result.ok ? result.objectUtf8.length : result.error.message.length;
 }
 
 async function runBatch(message: Extract<ToChild, { type: "batch" }>): Promise<void> {

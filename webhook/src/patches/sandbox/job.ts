@@ -108,8 +108,8 @@ export function runJob(
           : undefined,
       },
     );
-    const objectJson = JSON.stringify(result.object);
-    if (objectJson.length > limits.maxObjectBytes) {
+    const objectUtf8 = Buffer.from(JSON.stringify(result.object), "utf8");
+    if (objectUtf8.length > limits.maxObjectBytes) {
       return {
         ok: false,
         error: {
@@ -119,7 +119,7 @@ export function runJob(
     }
     return {
       ok: true,
-      objectJson,
+      objectUtf8,
       explain: result.explain,
       warnings: result.warnings,
       references: result.references,

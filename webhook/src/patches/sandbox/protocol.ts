@@ -28,13 +28,23 @@ export interface SandboxResult {
   references: ResolvedReference[];
 }
 
+/**
+ * A result as a child sends it: the patched object as UTF-8 JSON bytes. The server receives them
+ * as a view on the frame it read, outside the V8 heap, and decodes them only when a caller reads
+ * `objectJson` (wire-result.ts): a string of every patched object would be copied by each
+ * scavenge that finds it alive, and that was half of the server's CPU in `make bench`.
+ */
+export interface WireSandboxResult extends Omit<SandboxResult, "objectJson"> {
+  objectUtf8: Uint8Array;
+}
+
 export interface WireError {
   message: string;
   patchIndex?: number;
   path?: string;
 }
 
-export type WireResult = ({ ok: true } & SandboxResult) | { ok: false; error: WireError };
+export type WireResult = ({ ok: true } & WireSandboxResult) | { ok: false; error: WireError };
 
 /** Limits a child enforces on every expression result and on the patched object. */
 export interface ResultLimits {

@@ -30,10 +30,10 @@ export function fromWire(raw: unknown): BatchResult {
     if (error === undefined) return malformed();
     return { ok: false, error: new PatchError(error.message, error.patchIndex, error.path) };
   }
-  const { objectJson, explain, warnings, references } = r;
+  const { objectUtf8, explain, warnings, references } = r;
   if (
     r.ok !== true ||
-    !isString(objectJson) ||
+    !(objectUtf8 instanceof Uint8Array) ||
     !Array.isArray(explain) ||
     !Array.isArray(warnings) ||
     !warnings.every(isString) ||
@@ -41,7 +41,26 @@ export function fromWire(raw: unknown): BatchResult {
   ) {
     return malformed();
   }
-  return { ok: true, value: r as SandboxResult };
+  return { ok: true, value: new DecodedOnRead(objectUtf8, explain, warnings, references) };
+}
+
+/** A SandboxResult whose `objectJson` is decoded from the child's bytes when first read. */
+class DecodedOnRead implements SandboxResult {
+  private text: string | undefined;
+
+  constructor(
+    private readonly utf8: Uint8Array,
+    readonly explain: SandboxResult["explain"],
+    readonly warnings: string[],
+    readonly references: SandboxResult["references"],
+  ) {}
+
+  get objectJson(): string {
+    this.text ??= Buffer.from(this.utf8.buffer, this.utf8.byteOffset, this.utf8.length).toString(
+      "utf8",
+    );
+    return this.text;
+  }
 }
 
 function malformed(): BatchResult {
