@@ -143,7 +143,9 @@ async function proxyAgent(cluster: Cluster, opts: https.RequestOptions): Promise
   };
   if (proxy.startsWith("socks")) {
     // The TLS settings for the API server travel with each request (see the transport).
-    const { SocksProxyAgent } = await import("socks-proxy-agent");
+    // CommonJS: through its default export, the one an ESM bundle (the kubectl plugin) keeps.
+    const socks = await import("socks-proxy-agent");
+    const { SocksProxyAgent } = socks.default;
     return new SocksProxyAgent(proxy, { keepAlive: true });
   }
   const { HttpProxyAgent, HttpsProxyAgent } = await import("hpagent");

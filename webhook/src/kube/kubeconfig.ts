@@ -19,6 +19,11 @@ export interface LoadKubeConfigOptions {
   allowMissing?: boolean;
   /** Where the in-cluster service-account token and CA live; tests point it elsewhere. */
   serviceAccountDir?: string;
+  /**
+   * Skip the check that the current context exists (the kubectl plugin applies --context,
+   * --cluster and --server first, and checks afterwards).
+   */
+  unchecked?: boolean;
 }
 
 /** A kubeconfig that cannot be found, read or used. Carries the file name in its message. */
@@ -32,7 +37,7 @@ export const NO_KUBECONFIG_MESSAGE =
 export async function loadKubeConfig(opts: LoadKubeConfigOptions = {}): Promise<KubeConfig | null> {
   const env = opts.env ?? process.env;
   const files = kubeconfigFiles(opts.kubeconfig, env);
-  if (files.length > 0) return loadFiles(files);
+  if (files.length > 0) return loadFiles(files, opts.unchecked ?? false);
   const inCluster = inClusterConfig(env, opts.serviceAccountDir ?? SERVICE_ACCOUNT_DIR);
   if (inCluster) return inCluster;
   if (opts.allowMissing) return null;
@@ -46,11 +51,11 @@ export function kubeconfigFiles(explicit: string | undefined, env: NodeJS.Proces
   return list.split(delimiter).filter((file) => file !== "");
 }
 
-async function loadFiles(files: readonly string[]): Promise<KubeConfig> {
+async function loadFiles(files: readonly string[], unchecked: boolean): Promise<KubeConfig> {
   const [first, ...rest] = files;
   const kc = await loadFile(first!);
   for (const file of rest) mergeFirstWins(kc, await loadFile(file));
-  return checkUsable(kc, files.join(delimiter));
+  return unchecked ? kc : checkUsable(kc, files.join(delimiter));
 }
 
 /**

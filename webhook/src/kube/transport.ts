@@ -20,6 +20,16 @@ export interface KubeResponse {
   status: number;
   /** The parsed JSON body, or the raw text when it is not JSON. */
   body: unknown;
+  /** The answer's headers (e.g. `warning`), when there was a complete answer. */
+  headers?: http.IncomingHttpHeaders;
+}
+
+/** Per-request additions, for clients other than the webhook (the kubectl plugin). */
+export interface RequestExtras {
+  /** Instead of application/json, e.g. application/json-patch+json. */
+  contentType?: string;
+  /** More headers, e.g. Impersonate-Group (repeated: an array). */
+  headers?: Record<string, string | string[]>;
 }
 
 /** A long-lived answer (a watch) read line by line. */
@@ -72,9 +82,14 @@ export class KubeTransport {
   ) {}
 
   /** Sends one request; resolves with any HTTP answer, rejects with TransportError otherwise. */
-  async request(method: string, path: string, body?: unknown): Promise<KubeResponse> {
+  async request(
+    method: string,
+    path: string,
+    body?: unknown,
+    extras?: RequestExtras,
+  ): Promise<KubeResponse> {
     const { endpoint, headers } = await this.prepare();
-    const res = await this.send(endpoint, headers, method, path, body);
+    const res = await this.send(endpoint, headers, method, path, body, extras);
     // A 401 may mean the token rotated under us: compute headers afresh next time.
     if (res.status === 401) this.auth = undefined;
     return res;
@@ -169,12 +184,17 @@ export class KubeTransport {
     method: string,
     path: string,
     body: unknown,
+    extras: RequestExtras | undefined,
   ): Promise<KubeResponse> {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const { url, agent } = endpoint;
-    const headers: Record<string, string> = { ...auth, Accept: "application/json" };
+    const headers: Record<string, string | string[]> = {
+      ...extras?.headers,
+      ...auth,
+      Accept: "application/json",
+    };
     if (payload) {
-      headers["Content-Type"] = "application/json";
+      headers["Content-Type"] = extras?.contentType ?? "application/json";
       headers["Content-Length"] = String(payload.length);
     }
     return new Promise<KubeResponse>((resolve, reject) => {
@@ -286,7 +306,11 @@ export class KubeTransport {
     res.on("error", fail);
     res.on("end", () => {
       ended = true;
-      resolve({ status: res.statusCode ?? 0, body: parseBody(Buffer.concat(chunks).toString()) });
+      resolve({
+        status: res.statusCode ?? 0,
+        body: parseBody(Buffer.concat(chunks).toString()),
+        headers: res.headers,
+      });
     });
     res.on("close", () => {
       if (!ended) fail(new Error("connection closed before the answer was complete"));
@@ -331,7 +355,7 @@ function requestOptions(
   agent: http.Agent,
   method: string,
   path: string,
-  headers: Record<string, string>,
+  headers: Record<string, string | string[]>,
 ): http.RequestOptions {
   return {
     ...tls,
