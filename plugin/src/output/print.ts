@@ -1,0 +1,174 @@
+// What `kubectl get` would print on stdout for OwnedAccessKeys, in every -o format, following
+// k8s.io/kubectl/pkg/cmd/get and k8s.io/cli-runtime/pkg/printers:
+//   - several objects (or a list request) print as one kind: List for json, yaml and jsonpath,
+//     whose template then sees {"apiVersion":"v1","items":[…],"kind":"List","metadata":{…}};
+//   - --sort-by sorts a list (never a single named object; a table only from two rows on);
+//   - json is Go's MarshalIndent with 4 spaces (kubectl's JSONPrinter), keys sorted;
+//   - json and yaml leave out metadata.managedFields unless asked (--show-managed-fields);
+//   - jsonpath runs with missing keys allowed (kubectl get's default).
+// Secrets: spec.key is masked (KEY_MASK) in every machine-readable format unless showKey; tables
+// and describe never read it; error messages are always built from the masked object.
+
+import { OutputError, parseErrorMessage, type OutputFormat } from "./format.js";
+import { tableHeaders, tableRow } from "./access-key-table.js";
+import { printCustomColumns } from "./custom-columns.js";
+import { goJson, isJsonObject } from "./go-values.js";
+import { goYaml } from "./go-yaml.js";
+import { JsonPathError, JsonPathTemplate } from "./jsonpath/template.js";
+import { maskSecrets } from "./mask.js";
+import { sortObjects } from "./sort-by.js";
+import { formatColumns } from "./tabwriter.js";
+
+export { OutputError } from "./format.js";
+export { describeAccessKey } from "./describe.js";
+export { keyStatus } from "./key-status.js";
+
+export interface PrintOptions {
+  format: OutputFormat;
+  noHeaders?: boolean;
+  /** kubectl's --sort-by, a JSONPath expression such as .metadata.name or '{.spec.ttl}'. */
+  sortBy?: string;
+  /** -o json|yaml mask spec.key unless this is true (--show-key). Tables and describe never show it. */
+  showKey?: boolean;
+  /** "now" in ms since the epoch, for AGE / EXPIRES / STATUS; defaults to Date.now(). */
+  now?: number;
+  /** e.g. "ownedaccesskey.management.loft.sh", for -o name (prints "<this>/<name>"). */
+  kindGroup: string;
+  /** kubectl's --show-managed-fields: -o json|yaml drop metadata.managedFields unless true. */
+  showManagedFields?: boolean;
+}
+
+/** The kind: List kubectl prints for a list request or several names. */
+export function listOf(items: readonly unknown[]): Record<string, unknown> {
+  return { apiVersion: "v1", items: [...items], kind: "List", metadata: { resourceVersion: "" } };
+}
+
+/**
+ * The text kubectl would print on stdout for these OwnedAccessKeys (objects as the API returns
+ * them). `asList`: the request was a list or several names. Throws OutputError for a bad template
+ * or sort key.
+ */
+export function printObjects(
+  objects: readonly unknown[],
+  opts: PrintOptions,
+  asList: boolean,
+): string {
+  const list = asList || objects.length !== 1;
+  const { format } = opts;
+  if (format.kind === "table") return printTable(objects, opts, format.wide);
+  const sorted = list && opts.sortBy ? sortObjects(objects, opts.sortBy, false) : [...objects];
+  const shown = sorted.map((o) => maskSecrets(o, opts.showKey));
+  const data = list ? listOf(shown) : shown[0];
+  switch (format.kind) {
+    case "json":
+      return `${goJson(omitManagedFields(data, opts), "    ")}\n`;
+    case "yaml":
+      return goYaml(omitManagedFields(data, opts));
+    case "name":
+      return shown.map((o) => `${opts.kindGroup}/${objectName(o) || "<unknown>"}\n`).join("");
+    case "jsonpath":
+      return runTemplate(format.template, data, sorted, list, opts, format.asJson ?? false);
+    case "custom-columns":
+      return printCustomColumns(format.spec, shown, opts.noHeaders ?? false);
+  }
+}
+
+/** cli-runtime's OmitManagedFieldsPrinter, which kubectl puts in front of -o json and -o yaml. */
+function omitManagedFields(data: unknown, opts: PrintOptions): unknown {
+  if (opts.showManagedFields || !isJsonObject(data)) return data;
+  const omit = (o: unknown) => {
+    if (!isJsonObject(o) || !isJsonObject(o["metadata"]) || !("managedFields" in o["metadata"])) {
+      return o;
+    }
+    const metadata = { ...o["metadata"] };
+    delete metadata["managedFields"];
+    return { ...o, metadata };
+  };
+  if (data["kind"] === "List" && Array.isArray(data["items"])) {
+    return { ...data, items: data["items"].map(omit) };
+  }
+  return omit(data);
+}
+
+function objectName(o: unknown): string {
+  const meta = (o as { metadata?: { name?: unknown } } | null)?.metadata;
+  return typeof meta?.name === "string" ? meta.name : "";
+}
+
+function printTable(objects: readonly unknown[], opts: PrintOptions, wide: boolean): string {
+  // kubectl sorts the table only when it has more than one row.
+  const sorted =
+    opts.sortBy && objects.length > 1 ? sortObjects(objects, opts.sortBy, true) : objects;
+  // kubectl prints nothing, not even the headers, for no rows ("No resources found" is stderr's).
+  if (sorted.length === 0) return "";
+  const now = opts.now ?? Date.now();
+  const rows = sorted.map((o) => tableRow(o, wide, now));
+  return formatColumns(opts.noHeaders ? rows : [tableHeaders(wide), ...rows]);
+}
+
+function runTemplate(
+  text: string,
+  data: unknown,
+  sorted: readonly unknown[],
+  list: boolean,
+  opts: PrintOptions,
+  asJson: boolean,
+): string {
+  let template: JsonPathTemplate;
+  try {
+    template = JsonPathTemplate.parse(text);
+  } catch (err) {
+    if (err instanceof JsonPathError) throw new OutputError(parseErrorMessage(text, err));
+    throw err;
+  }
+  try {
+    return template.execute(data, { asJson });
+  } catch (err) {
+    if (!(err instanceof JsonPathError)) throw err;
+    // With --show-key the message could quote the key (filters print the value they refuse):
+    // take it from a run over the masked object instead.
+    let message = err.message;
+    if (opts.showKey) {
+      const masked = sorted.map((o) => maskSecrets(o, false));
+      try {
+        template.execute(list ? listOf(masked) : masked[0], { asJson });
+      } catch (again) {
+        message = again instanceof JsonPathError ? again.message : "the template failed";
+      }
+    }
+    // kubectl also prints the whole object it gave the engine; that would show the key.
+    throw new OutputError(
+      `error executing jsonpath ${goQuote(text)}: Error executing template: ${message}. Printing more information for debugging the template:\n\ttemplate was:\n\t\t${text}`,
+    );
+  }
+}
+
+const GO_ESCAPES: Record<string, string> = {
+  "\x07": "\\a",
+  "\b": "\\b",
+  "\f": "\\f",
+  "\n": "\\n",
+  "\r": "\\r",
+  "\t": "\\t",
+  "\v": "\\v",
+  '"': '\\"',
+  "\\": "\\\\",
+};
+
+/** Go's %q (strconv.Quote) for the template in kubectl's message. */
+export function goQuote(s: string): string {
+  let out = '"';
+  for (const c of s) {
+    const cp = c.codePointAt(0)!;
+    const escaped = GO_ESCAPES[c];
+    if (escaped) out += escaped;
+    else if (cp < 0x20 || cp === 0x7f) out += `\\x${cp.toString(16).padStart(2, "0")}`;
+    else if (!/^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u.test(c)) {
+      out +=
+        cp > 0xffff
+          ? `\\U${cp.toString(16).padStart(8, "0")}`
+          : `\\u${cp.toString(16).padStart(4, "0")}`;
+    } else out += c;
+  }
+  return `${out}"`;
+}

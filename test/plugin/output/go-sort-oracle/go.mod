@@ -1,0 +1,3 @@
+module gosortoracle
+
+go 1.23
