@@ -3,7 +3,7 @@ SHELL := /bin/bash
 NODE_BIN := node_modules/.bin
 STAMP := node_modules/.install-stamp
 
-.PHONY: install build kube test lint run bench apiserver e2e clean
+.PHONY: install build plugin-bundle install-plugin install-plugin-files kube test lint run bench apiserver e2e clean
 
 install: $(STAMP)
 
@@ -14,6 +14,32 @@ $(STAMP): package.json package-lock.json
 
 build: install
 	$(NODE_BIN)/tsc -p tsconfig.json
+	$(MAKE) --no-print-directory plugin-bundle
+
+# kubectl accesskey as one ESM file plus lazily loaded chunks (plugin/dist/, git-ignored), so a call
+# starts about as fast as kubectl; plugin/bin/kubectl-accesskey loads it.
+plugin-bundle: install
+	rm -rf plugin/dist
+	$(NODE_BIN)/esbuild plugin/src/main.ts --bundle --platform=node --format=esm --target=node20 \
+	  --splitting --outdir=plugin/dist --entry-names=kubectl-accesskey --chunk-names=chunks/[name]-[hash] \
+	  --out-extension:.js=.mjs --log-level=warning \
+	  --banner:js="import { createRequire as __accesskeyRequire } from 'node:module'; const require = __accesskeyRequire(import.meta.url);"
+
+# Installs kubectl-accesskey and kubectl_complete-accesskey into $(PREFIX)/bin (links into
+# $(PREFIX)/lib/kubectl-accesskey, which holds the bundle); they need only node >= 20.
+PREFIX ?= /usr/local
+install-plugin: build
+	$(MAKE) --no-print-directory install-plugin-files
+
+# The copy alone, from an existing build (test/plugin/install.test.ts uses it).
+install-plugin-files:
+	@test -f plugin/dist/kubectl-accesskey.mjs || { echo "plugin/dist is missing: run make build"; exit 2; }
+	install -d $(PREFIX)/bin $(PREFIX)/lib/kubectl-accesskey/bin
+	rm -rf $(PREFIX)/lib/kubectl-accesskey/dist
+	cp -R plugin/dist $(PREFIX)/lib/kubectl-accesskey/dist
+	install -m 0755 plugin/bin/kubectl-accesskey plugin/bin/kubectl_complete-accesskey $(PREFIX)/lib/kubectl-accesskey/bin/
+	ln -sf ../lib/kubectl-accesskey/bin/kubectl-accesskey $(PREFIX)/bin/kubectl-accesskey
+	ln -sf ../lib/kubectl-accesskey/bin/kubectl_complete-accesskey $(PREFIX)/bin/kubectl_complete-accesskey
 
 # The test rig's kube-apiserver and etcd, built from the Go module proxy (versions in
 # test/kube/versions.env) into ~/.cache/vgate/kube/<version>/; reused when up to date. Needs Go >= 1.26,
@@ -25,6 +51,7 @@ kube:
 test: install
 	rm -rf dist
 	$(NODE_BIN)/tsc -p tsconfig.json
+	$(MAKE) --no-print-directory plugin-bundle
 	$(NODE_BIN)/mocha
 
 # ESLint, Prettier, and dependency-cruiser (.dependency-cruiser.mjs): no import cycles between
@@ -32,7 +59,7 @@ test: install
 lint: install
 	$(NODE_BIN)/eslint .
 	$(NODE_BIN)/prettier --check .
-	$(NODE_BIN)/depcruise --config .dependency-cruiser.mjs webhook test
+	$(NODE_BIN)/depcruise --config .dependency-cruiser.mjs webhook plugin/src test
 
 # Starts `vgate serve --dev` on https://localhost:8443 with a self-signed certificate; it prints
 # the URL and a curl line that sends the sample AdmissionReview.
@@ -46,6 +73,7 @@ bench: build
 	node dist/test/bench/admission.js
 	node dist/test/bench/e2e.js
 	node dist/test/bench/patches.js
+	node dist/test/bench/plugin.js
 
 # kube-apiserver and etcd (make kube) with vgate installed from manifests/, until Ctrl-C; kubectl
 # works against .apiserver/kubeconfig.
@@ -59,4 +87,4 @@ e2e: build
 	VGATE_E2E=1 $(NODE_BIN)/mocha --no-config --require dist/test/support/mocha-root.js --timeout 60000 'dist/test/contract/**/*.test.js'
 
 clean:
-	rm -rf dist
+	rm -rf dist plugin/dist

@@ -1,0 +1,142 @@
+// What a subcommand is, and what it gets to run: its parsed flags, the connection (made on first
+// use), and the terminal.
+
+import {
+  GLOBAL_HELP,
+  OUTPUT_HELP,
+  parseRequestTimeout,
+  type FlagHelp,
+  type Options,
+} from "./flags.js";
+import { DEFAULT_GROUP_DOMAIN } from "../../../webhook/src/api/ownedaccesskey.js";
+import type { AccessKeyApi } from "../kube/api.js";
+import type { Connection } from "../kube/connect.js";
+
+export interface Command {
+  name: string;
+  /** One line for `kubectl accesskey --help`. */
+  summary: string;
+  /** e.g. `create [NAME] [flags]` */
+  usage: string;
+  /** A paragraph or two for `--help`. */
+  description: string;
+  /** Example command lines, each with a comment line above it. */
+  examples: string;
+  options: Options;
+  flagHelp: FlagHelp[];
+  /** Whether it takes -o, --no-headers, --sort-by, --show-key. */
+  output?: boolean;
+  run(ctx: CommandContext): Promise<number>;
+}
+
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+  /** All of standard input. */
+  readStdin(): Promise<string>;
+}
+
+export type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+export class CommandContext {
+  private apiPromise: Promise<AccessKeyApi> | undefined;
+  private connectionPromise: Promise<Connection> | undefined;
+
+  constructor(
+    /** The subcommand's name. */
+    readonly commandName: string,
+    readonly positionals: string[],
+    readonly values: Values,
+    readonly io: Io,
+    readonly env: NodeJS.ProcessEnv,
+  ) {}
+
+  string(name: string): string | undefined {
+    const v = this.values[name];
+    return typeof v === "string" ? v : undefined;
+  }
+
+  strings(name: string): string[] {
+    const v = this.values[name];
+    if (Array.isArray(v)) return v.filter((x): x is string => typeof x === "string");
+    return typeof v === "string" ? [v] : [];
+  }
+
+  flag(name: string): boolean {
+    return this.values[name] === true;
+  }
+
+  get groupDomain(): string {
+    return this.string("group-domain") ?? this.env["VGATE_GROUP_DOMAIN"] ?? DEFAULT_GROUP_DOMAIN;
+  }
+
+  /** The kubeconfig and overrides in effect (for `kubeconfig` and `--kubeconfig-out`). */
+  connection(): Promise<Connection> {
+    this.connectionPromise ??= (async () => {
+      const { connect } = await import("../kube/connect.js");
+      // In `create`, --cluster and --user describe the key, not the kubeconfig.
+      const keyFlags = this.commandName === "create";
+      return connect(
+        {
+          kubeconfig: this.string("kubeconfig"),
+          context: this.string("context"),
+          cluster: keyFlags ? undefined : this.string("cluster"),
+          user: keyFlags ? undefined : this.string("user"),
+          server: this.string("server"),
+          token: this.string("token"),
+          insecureSkipTlsVerify: this.flag("insecure-skip-tls-verify"),
+          as: this.string("as"),
+          asGroups: this.strings("as-group"),
+        },
+        this.env,
+      );
+    })();
+    return this.connectionPromise;
+  }
+
+  api(): Promise<AccessKeyApi> {
+    this.apiPromise ??= (async () => {
+      const timeoutMs = parseRequestTimeout(this.string("request-timeout"));
+      const connection = await this.connection();
+      const { AccessKeyApi } = await import("../kube/api.js");
+      return new AccessKeyApi(connection, {
+        groupDomain: this.groupDomain,
+        timeoutMs,
+        warn: (message) => this.io.err(`Warning: ${message}\n`),
+      });
+    })();
+    return this.apiPromise;
+  }
+
+  /** Removes the credentials sent so far from a message. */
+  async redact(text: string): Promise<string> {
+    if (!this.apiPromise) return text;
+    const api = await this.apiPromise.catch(() => undefined);
+    return api ? api.redact(text) : text;
+  }
+
+  close(): void {
+    void this.apiPromise?.then((api) => api.close()).catch(() => undefined);
+  }
+}
+
+/** The whole --help text of a command. */
+export function helpText(c: Command): string {
+  const flags = [...c.flagHelp, ...(c.output ? OUTPUT_HELP : [])];
+  const lines = [c.description.trimEnd(), "", "Examples:", indent(c.examples.trimEnd()), ""];
+  if (flags.length > 0) lines.push("Options:", formatFlags(flags), "");
+  lines.push("Global options:", formatFlags(GLOBAL_HELP), "");
+  lines.push("Usage:", `  kubectl accesskey ${c.usage}`, "");
+  return lines.join("\n") + "\n";
+}
+
+export function formatFlags(flags: readonly FlagHelp[]): string {
+  return flags.map((f) => `    ${f.flag}:\n\t${f.text}`).join("\n\n");
+}
+
+function indent(text: string): string {
+  return text
+    .split("\n")
+    .map((l) => (l ? `  ${l}` : l))
+    .join("\n");
+}

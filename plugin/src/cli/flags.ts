@@ -1,0 +1,144 @@
+// Flags. kubectl hands a plugin every argument after its name untouched, so the plugin parses the
+// connection and output flags users type with kubectl itself (cli-runtime's ConfigFlags and
+// PrintFlags), anywhere on the line, next to each command's own flags.
+
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { DEFAULT_GROUP_DOMAIN } from "../../../webhook/src/api/ownedaccesskey.js";
+import { CliError } from "./errors.js";
+
+export type Options = NonNullable<ParseArgsConfig["options"]>;
+
+/** The flags every command takes. */
+export const GLOBAL_OPTIONS = {
+  kubeconfig: { type: "string" },
+  context: { type: "string" },
+  cluster: { type: "string" },
+  user: { type: "string" },
+  as: { type: "string" },
+  "as-group": { type: "string", multiple: true },
+  "request-timeout": { type: "string" },
+  server: { type: "string", short: "s" },
+  token: { type: "string" },
+  "insecure-skip-tls-verify": { type: "boolean" },
+  "group-domain": { type: "string" },
+  // Accepted and ignored, as kubectl ignores them for cluster-scoped resources / for plugins.
+  namespace: { type: "string", short: "n" },
+  "cache-dir": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const satisfies Options;
+
+/** Output flags, for the commands that print OwnedAccessKeys. */
+export const OUTPUT_OPTIONS = {
+  output: { type: "string", short: "o" },
+  "no-headers": { type: "boolean" },
+  "sort-by": { type: "string" },
+  "show-key": { type: "boolean" },
+} as const satisfies Options;
+
+/** One line per flag for --help: `--name`, its value, what it does. */
+export interface FlagHelp {
+  flag: string;
+  text: string;
+}
+
+export const GLOBAL_HELP: FlagHelp[] = [
+  {
+    flag: "--kubeconfig=''",
+    text: "Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)",
+  },
+  { flag: "--context=''", text: "The name of the kubeconfig context to use" },
+  {
+    flag: "--cluster=''",
+    text: "The name of the kubeconfig cluster to use (create: a scope cluster)",
+  },
+  { flag: "--user=''", text: "The name of the kubeconfig user to use (create: the key's owner)" },
+  { flag: "--as=''", text: "Username to impersonate for the operation" },
+  { flag: "--as-group=[]", text: "Group to impersonate for the operation, repeatable" },
+  {
+    flag: "--request-timeout='0'",
+    text: "How long to wait for one server request (e.g. 1s, 2m); 0 waits forever",
+  },
+  { flag: "-s, --server=''", text: "The address and port of the Kubernetes API server" },
+  { flag: "--token=''", text: "Bearer token for authentication to the API server" },
+  {
+    flag: "--insecure-skip-tls-verify=false",
+    text: "Do not check the server's certificate (insecure)",
+  },
+  {
+    flag: `--group-domain='${DEFAULT_GROUP_DOMAIN}'`,
+    text: "OwnedAccessKeys are management.<group-domain>/v1",
+  },
+];
+
+export const OUTPUT_HELP: FlagHelp[] = [
+  { flag: "-o, --output=''", text: "json|yaml|name|wide|jsonpath=…|custom-columns=…" },
+  { flag: "--no-headers=false", text: "Do not print the table's header row" },
+  { flag: "--sort-by=''", text: "Sort by a JSONPath expression, e.g. .metadata.name" },
+  { flag: "--show-key=false", text: "With -o json|yaml, print spec.key instead of masking it" },
+];
+
+/** The flag names (without dashes) that take a value, for finding the subcommand in argv. */
+export function valueFlags(options: Options): Set<string> {
+  const out = new Set<string>();
+  for (const [name, o] of Object.entries(options)) {
+    if (o.type !== "string") continue;
+    out.add(`--${name}`);
+    if (o.short) out.add(`-${o.short}`);
+  }
+  return out;
+}
+
+/**
+ * Splits argv into the subcommand (the first word that is neither a flag nor a flag's value) and
+ * the rest. `-o=json` (pflag accepts it) becomes `-o json`.
+ */
+export function splitCommand(
+  argv: readonly string[],
+  takesValue: Set<string>,
+): { command: string | undefined; rest: string[] } {
+  const args = normalize(argv);
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === "--")
+      return { command: args[i + 1], rest: [...args.slice(0, i), ...args.slice(i + 2)] };
+    if (a.startsWith("-") && a !== "-") {
+      if (takesValue.has(a)) i++;
+      continue;
+    }
+    return { command: a, rest: [...args.slice(0, i), ...args.slice(i + 1)] };
+  }
+  return { command: undefined, rest: args };
+}
+
+export function normalize(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const a of argv) {
+    const m = /^(-[A-Za-z])=(.*)$/s.exec(a);
+    if (m) out.push(m[1]!, m[2]!);
+    else out.push(a);
+  }
+  return out;
+}
+
+/** parseArgs with kubectl-style usage errors. */
+export function parseFlags<O extends Options>(command: string, args: string[], options: O) {
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (err) {
+    const message = (err as Error).message.replace(/\. To specify a positional argument.*$/s, "");
+    throw new CliError(`${message}\nSee 'kubectl accesskey ${command} --help' for usage.`);
+  }
+}
+
+/** kubectl's --request-timeout: "0" (none), a bare number of seconds, or 1s / 2m / 3h. */
+export function parseRequestTimeout(value: string | undefined): number {
+  if (value === undefined || value === "0") return 0;
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
+  if (!m) {
+    throw new CliError(
+      `invalid argument ${JSON.stringify(value)} for --request-timeout: use a duration such as 5s, 1m or 0`,
+    );
+  }
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? "s"]!;
+  return Math.round(Number(m[1]) * unit);
+}

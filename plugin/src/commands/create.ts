@@ -1,0 +1,156 @@
+// kubectl accesskey create [NAME]: the plugin makes the key (docs/decisions.md OAK-8: 256 bits from a
+// CSPRNG, base64url) and sends it, so this works whether vgate stores keys plain or hashed. The key
+// goes to stdout exactly once; everything else goes to stderr, so KEY=$(… create ci) works.
+
+import { writeFile } from "node:fs/promises";
+import { generateAccessKey } from "../../../webhook/src/accesskeys/key-generation.js";
+import type { Command, CommandContext } from "../cli/command.js";
+import { CliError } from "../cli/errors.js";
+import { hideKey } from "../keys/hide-key.js";
+import { keyKubeconfig } from "../keys/kubeconfig-file.js";
+import { parseTtl } from "../keys/ttl.js";
+
+export const command: Command = {
+  name: "create",
+  summary: "Create an access key and print it once",
+  usage: "create [NAME | --generate-name PREFIX] [flags]",
+  description: `Create an OwnedAccessKey. The plugin generates the key (256 random bits, URL-safe) and
+prints it once on standard output; the name of the new key goes to standard error.
+In this command --cluster and --user describe the key (a scope cluster, the owner);
+choose the kubeconfig's cluster and user with --context.`,
+  examples: `# Create a key and keep it in a variable
+KEY=$(kubectl accesskey create ci)
+
+# A key for a pipeline, valid 30 days, limited to one project, with a ready kubeconfig
+kubectl accesskey create deploy --ttl 30d --project web --kubeconfig-out deploy.kubeconfig
+
+# A key that expires after 12 hours without use, with a generated name
+kubectl accesskey create --generate-name ci- --ttl 12h --ttl-after-last-activity`,
+  options: {
+    "generate-name": { type: "string" },
+    "display-name": { type: "string" },
+    description: { type: "string" },
+    ttl: { type: "string" },
+    "ttl-after-last-activity": { type: "boolean" },
+    project: { type: "string", multiple: true },
+    space: { type: "string", multiple: true },
+    "virtual-cluster": { type: "string", multiple: true },
+    cluster: { type: "string", multiple: true },
+    role: { type: "string", multiple: true },
+    group: { type: "string", multiple: true },
+    user: { type: "string" },
+    team: { type: "string" },
+    subject: { type: "string" },
+    "kubeconfig-out": { type: "string" },
+  },
+  flagHelp: [
+    { flag: "--generate-name=''", text: "A name prefix; the server adds 5 random characters" },
+    { flag: "--display-name=''", text: "The name shown in UIs (default: the key's name)" },
+    { flag: "--description=''", text: "Free text" },
+    { flag: "--ttl=''", text: "Lifetime: 90s, 30m, 12h, 30d, 2w (none: never expires)" },
+    { flag: "--ttl-after-last-activity=false", text: "Count the lifetime from the key's last use" },
+    { flag: "--project=[]", text: "Limit the key to a project, repeatable ('*': all)" },
+    { flag: "--space=[]", text: "Limit the key to PROJECT/SPACE, repeatable" },
+    { flag: "--virtual-cluster=[]", text: "Limit the key to PROJECT/NAME, repeatable" },
+    { flag: "--cluster=[]", text: "Limit the key to a cluster, repeatable" },
+    { flag: "--role=[]", text: "A scope role (e.g. vcluster, loft-cli), repeatable" },
+    { flag: "--group=[]", text: "A group added when the key is used, repeatable (admins)" },
+    { flag: "--user=''", text: "The owner (default: you; another user needs admin rights)" },
+    { flag: "--team=''", text: "A team owns the key (admins)" },
+    { flag: "--subject=''", text: "A generic subject owns the key (admins)" },
+    {
+      flag: "--kubeconfig-out=''",
+      text: "Also write a kubeconfig that logs in with the key to this file",
+    },
+  ],
+  run,
+};
+
+async function run(ctx: CommandContext): Promise<number> {
+  if (ctx.positionals.length > 1) throw new CliError("create takes at most one NAME");
+  const name = ctx.positionals[0];
+  const generateName = ctx.string("generate-name");
+  if (name && generateName) throw new CliError("give either NAME or --generate-name, not both");
+  const owners = ["user", "team", "subject"].filter((f) => ctx.string(f) !== undefined);
+  if (owners.length > 1)
+    throw new CliError(
+      `only one of --user, --team and --subject may be given (got ${owners.map((o) => `--${o}`).join(", ")})`,
+    );
+  const api = await ctx.api();
+  const key = generateAccessKey();
+  const body = {
+    apiVersion: api.identity.apiVersion,
+    kind: api.identity.kind,
+    metadata: name ? { name } : { generateName: generateName ?? "accesskey-" },
+    spec: { ...buildSpec(ctx), key },
+  };
+  const created = await api.create(body).catch((err: unknown) => {
+    throw hideKey(err, key);
+  });
+  const createdName = created.metadata?.name ?? name ?? "";
+  const out = ctx.string("kubeconfig-out");
+  if (out) {
+    await writeFile(out, await keyKubeconfig(await ctx.connection(), createdName, key), {
+      mode: 0o600,
+    });
+  }
+  ctx.io.out(`${key}\n`);
+  ctx.io.err(
+    `${api.kindGroup}/${createdName} created${out ? ` (kubeconfig written to ${out})` : ""}\n`,
+  );
+  return 0;
+}
+
+function buildSpec(ctx: CommandContext): Record<string, unknown> {
+  const spec: Record<string, unknown> = {};
+  for (const [flag, field] of [
+    ["display-name", "displayName"],
+    ["description", "description"],
+    ["user", "user"],
+    ["team", "team"],
+    ["subject", "subject"],
+  ] as const) {
+    const v = ctx.string(flag);
+    if (v !== undefined) spec[field] = v;
+  }
+  const ttl = ctx.string("ttl");
+  if (ttl !== undefined) spec["ttl"] = parseTtl(ttl);
+  if (ctx.flag("ttl-after-last-activity")) {
+    if (ttl === undefined) throw new CliError("--ttl-after-last-activity needs --ttl");
+    spec["ttlAfterLastActivity"] = true;
+  }
+  const groups = ctx.strings("group");
+  if (groups.length) spec["groups"] = groups;
+  const scope = buildScope(ctx);
+  if (Object.keys(scope).length) spec["scope"] = scope;
+  return spec;
+}
+
+function buildScope(ctx: CommandContext): Record<string, unknown> {
+  const scope: Record<string, unknown> = {};
+  const projects = ctx.strings("project");
+  if (projects.length) scope["projects"] = projects.map((project) => ({ project }));
+  const spaces = ctx.strings("space").map((v) => pair(v, "--space", "PROJECT/SPACE"));
+  if (spaces.length) scope["spaces"] = spaces.map(([project, space]) => ({ project, space }));
+  const vcs = ctx
+    .strings("virtual-cluster")
+    .map((v) => pair(v, "--virtual-cluster", "PROJECT/NAME"));
+  if (vcs.length)
+    scope["virtualClusters"] = vcs.map(([project, virtualCluster]) => ({
+      project,
+      virtualCluster,
+    }));
+  const clusters = ctx.strings("cluster");
+  if (clusters.length) scope["clusters"] = clusters.map((cluster) => ({ cluster }));
+  const roles = ctx.strings("role");
+  if (roles.length) scope["roles"] = roles.map((role) => ({ role }));
+  return scope;
+}
+
+function pair(value: string, flag: string, form: string): [string, string] {
+  const parts = value.split("/");
+  if (parts.length !== 2 || !parts[0] || !parts[1]) {
+    throw new CliError(`invalid ${flag} ${JSON.stringify(value)}: use ${form}`);
+  }
+  return [parts[0], parts[1]];
+}

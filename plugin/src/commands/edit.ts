@@ -1,0 +1,122 @@
+// kubectl accesskey edit NAME: the key as YAML in $KUBE_EDITOR / $EDITOR (vi), then a full replace
+// (PUT) with the resourceVersion that was read. spec.key never reaches the file: it is left out and
+// put back before the replace, unless the edit sets one. When the replace fails (a conflict: the
+// key changed meanwhile; or a denial) the edited file is kept and its path printed, as kubectl does.
+
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse, stringify } from "yaml";
+import type { Command, CommandContext } from "../cli/command.js";
+import { CliError, KubeError, errorLine } from "../cli/errors.js";
+import type { KubeObject } from "../kube/api.js";
+
+export const command: Command = {
+  name: "edit",
+  summary: "Edit an access key in $EDITOR",
+  usage: "edit NAME [flags]",
+  description: `Open an OwnedAccessKey in your editor ($KUBE_EDITOR, else $EDITOR, else vi) as YAML, and
+replace it with what you save. spec.key is not in the file; it is kept unless you add one. If the
+key changed on the server in the meantime, or the server refuses the change, nothing is saved and
+your edited copy stays on disk.`,
+  examples: `# Change a key's description
+kubectl accesskey edit ci
+
+# With another editor
+KUBE_EDITOR=nano kubectl accesskey edit ci`,
+  options: {},
+  flagHelp: [],
+  run,
+};
+
+const HEADER = `# Please edit the object below. Lines beginning with a '#' will be ignored,
+# and an empty file will abort the edit. If an error occurs while saving this file will be
+# reopened with the relevant failures.
+#
+# spec.key is not shown; it is kept unless you set a new one.
+#
+`;
+
+async function run(ctx: CommandContext): Promise<number> {
+  if (ctx.positionals.length !== 1) throw new CliError("edit needs exactly one NAME");
+  const name = ctx.positionals[0]!;
+  const api = await ctx.api();
+  const original = await api.get(name);
+  const shown = structuredClone(original);
+  const spec = shown["spec"] as Record<string, unknown> | undefined;
+  const originalKey = spec?.["key"];
+  if (spec) delete spec["key"];
+  const before = HEADER + stringify(shown);
+  const dir = mkdtempSync(join(tmpdir(), "kubectl-accesskey-edit-"));
+  const file = join(dir, `${name}.yaml`);
+  writeFileSync(file, before, { mode: 0o600 });
+  runEditor(ctx, file);
+  const after = readFileSync(file, "utf8");
+  if (stripComments(after) === stripComments(before)) {
+    ctx.io.out("Edit cancelled, no changes made.\n");
+    return 0;
+  }
+  if (stripComments(after).trim() === "") {
+    ctx.io.out("Edit cancelled, saved file was empty.\n");
+    return 0;
+  }
+  let edited: KubeObject;
+  try {
+    edited = parse(after) as KubeObject;
+    if (!edited || typeof edited !== "object" || Array.isArray(edited))
+      throw new Error("not an object");
+  } catch (err) {
+    throw new CliError(
+      `the edited file is not a YAML object: ${(err as Error).message}\nA copy of your changes has been stored to "${file}"`,
+    );
+  }
+  const editedSpec = edited["spec"] as Record<string, unknown> | undefined;
+  if (
+    editedSpec &&
+    typeof editedSpec === "object" &&
+    !("key" in editedSpec) &&
+    originalKey !== undefined
+  ) {
+    editedSpec["key"] = originalKey;
+  }
+  try {
+    await api.replace(edited);
+  } catch (err) {
+    if (err instanceof KubeError && err.code === 409) {
+      ctx.io.err(
+        `error: ${api.resource} "${name}" was changed on the server after you opened it (Conflict): nothing was saved\n` +
+          `A copy of your changes has been stored to "${file}"\n` +
+          `Edit again with the latest version: kubectl accesskey edit ${name}\n`,
+      );
+      return 1;
+    }
+    ctx.io.err(`${errorLine(err)}\nA copy of your changes has been stored to "${file}"\n`);
+    return 1;
+  }
+  ctx.io.out(`${api.kindGroup}/${name} edited\n`);
+  return 0;
+}
+
+function runEditor(ctx: CommandContext, file: string): void {
+  const editor = ctx.env["KUBE_EDITOR"] || ctx.env["EDITOR"] || "vi";
+  // Like kubectl, the editor variable may hold arguments ("code --wait"): run it through the shell.
+  const r = spawnSync("sh", ["-c", `${editor} "$1"`, "sh", file], {
+    stdio: "inherit",
+    env: ctx.env,
+  });
+  if (r.error)
+    throw new CliError(`cannot run the editor ${JSON.stringify(editor)}: ${r.error.message}`);
+  if (r.status !== 0) {
+    throw new CliError(
+      `the editor ${JSON.stringify(editor)} exited with code ${String(r.status)}; nothing was saved`,
+    );
+  }
+}
+
+function stripComments(text: string): string {
+  return text
+    .split("\n")
+    .filter((l) => !l.startsWith("#"))
+    .join("\n");
+}

@@ -1,0 +1,72 @@
+// kubectl accesskey get NAME…: the keys named (all keys without names), as kubectl get prints them.
+// A missing name is reported after the keys that were found, and the exit code is then 1.
+
+import type { Command, CommandContext } from "../cli/command.js";
+import { errorLine, KubeError } from "../cli/errors.js";
+import { checkOutput, printKeys } from "../cli/print-keys.js";
+import type { KubeObject } from "../kube/api.js";
+import { isTable } from "./list.js";
+
+export const command: Command = {
+  name: "get",
+  summary: "Show one or more access keys",
+  usage: "get [NAME...] [flags]",
+  description: `Show the named OwnedAccessKeys (every key, when no name is given) as a table or in
+the format of -o. The key itself is never printed: -o json|yaml mask spec.key unless --show-key.`,
+  examples: `# One key as a table
+kubectl accesskey get ci
+
+# Two keys as YAML
+kubectl accesskey get ci deploy -o yaml
+
+# Names and expiry, kubectl's jsonpath templates
+kubectl accesskey get -o jsonpath='{range .items[*]}{.metadata.name}{"\\t"}{.spec.ttl}{"\\n"}{end}'`,
+  options: {
+    selector: { type: "string", short: "l" },
+    "field-selector": { type: "string" },
+    "ignore-not-found": { type: "boolean" },
+  },
+  flagHelp: [
+    { flag: "-l, --selector=''", text: "Label selector (without NAME)" },
+    {
+      flag: "--field-selector=''",
+      text: "Field selector (without NAME): spec.user, spec.team, spec.type",
+    },
+    { flag: "--ignore-not-found=false", text: "Say nothing about names that do not exist" },
+  ],
+  output: true,
+  run,
+};
+
+async function run(ctx: CommandContext): Promise<number> {
+  await checkOutput(ctx);
+  const api = await ctx.api();
+  if (ctx.positionals.length === 0) {
+    const items = await api.list({
+      labelSelector: ctx.string("selector"),
+      fieldSelector: ctx.string("field-selector"),
+    });
+    if (items.length === 0 && isTable(ctx.string("output"))) {
+      ctx.io.err("No resources found\n");
+      return 0;
+    }
+    await printKeys(ctx, items, true);
+    return 0;
+  }
+  const found: KubeObject[] = [];
+  const errors: string[] = [];
+  for (const name of ctx.positionals) {
+    try {
+      found.push(await api.get(name));
+    } catch (err) {
+      const notFound = err instanceof KubeError && err.code === 404;
+      if (!(notFound && ctx.flag("ignore-not-found"))) {
+        if (!notFound) throw err;
+        errors.push(errorLine(err));
+      }
+    }
+  }
+  if (found.length > 0) await printKeys(ctx, found, ctx.positionals.length > 1);
+  for (const line of errors) ctx.io.err(`${line}\n`);
+  return errors.length > 0 ? 1 : 0;
+}

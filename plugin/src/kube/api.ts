@@ -1,0 +1,179 @@
+// Requests to the API server for the plugin: OwnedAccessKeys of management.<group-domain>/v1 and
+// SelfSubjectReviews. Error answers become KubeErrors (their Status), no answer becomes a
+// ConnectionError, and every `Warning` header of an answer is passed to `warn`.
+
+import {
+  KubeTransport,
+  TransportError,
+  type KubeResponse,
+} from "../../../webhook/src/kube/transport.js";
+import {
+  resourceIdentity,
+  type ResourceIdentity,
+} from "../../../webhook/src/api/ownedaccesskey.js";
+import { ConnectionError, serverError } from "./errors.js";
+import type { Connection } from "./connect.js";
+
+/** An object as the API returns it. */
+export type KubeObject = Record<string, unknown> & {
+  metadata?: { name?: string; resourceVersion?: string; [k: string]: unknown };
+};
+
+export interface ListOptions {
+  labelSelector?: string | undefined;
+  fieldSelector?: string | undefined;
+}
+
+export interface JsonPatchOp {
+  op: "add" | "remove" | "replace" | "test";
+  path: string;
+  value?: unknown;
+}
+
+export interface UserInfo {
+  username?: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
+
+// Requests without --request-timeout wait as long as kubectl's would (forever); a cap keeps a dead
+// TCP peer from hanging the plugin for ever.
+const NO_TIMEOUT_MS = 24 * 3_600_000;
+
+export class AccessKeyApi {
+  readonly identity: ResourceIdentity;
+  private readonly transport: KubeTransport;
+
+  constructor(
+    private readonly connection: Connection,
+    opts: { groupDomain: string; timeoutMs: number; warn: (message: string) => void },
+  ) {
+    this.identity = resourceIdentity(opts.groupDomain);
+    this.transport = new KubeTransport(connection.config, {
+      timeoutMs: opts.timeoutMs > 0 ? opts.timeoutMs : NO_TIMEOUT_MS,
+      maxBodyBytes: 256 * 1024 * 1024,
+    });
+    this.warn = opts.warn;
+  }
+
+  private readonly warn: (message: string) => void;
+
+  /** `ownedaccesskeys.management.loft.sh`, as kubectl names the resource in messages. */
+  get resource(): string {
+    return `${this.identity.resource}.${this.identity.group}`;
+  }
+
+  /** `ownedaccesskey.management.loft.sh`, as `-o name` and kubectl's confirmations print it. */
+  get kindGroup(): string {
+    return `${this.identity.kind.toLowerCase()}.${this.identity.group}`;
+  }
+
+  private collection(): string {
+    return `/apis/${this.identity.group}/${this.identity.version}/${this.identity.resource}`;
+  }
+
+  private item(name: string): string {
+    return `${this.collection()}/${encodeURIComponent(name)}`;
+  }
+
+  async get(name: string): Promise<KubeObject> {
+    return (await this.call("GET", this.item(name))) as KubeObject;
+  }
+
+  async list(opts: ListOptions = {}): Promise<KubeObject[]> {
+    const query = new URLSearchParams();
+    if (opts.labelSelector) query.set("labelSelector", opts.labelSelector);
+    if (opts.fieldSelector) query.set("fieldSelector", opts.fieldSelector);
+    const qs = query.toString();
+    const list = (await this.call("GET", `${this.collection()}${qs ? `?${qs}` : ""}`)) as {
+      items?: KubeObject[];
+    };
+    return list.items ?? [];
+  }
+
+  async create(obj: KubeObject): Promise<KubeObject> {
+    return (await this.call("POST", this.collection(), obj)) as KubeObject;
+  }
+
+  async replace(obj: KubeObject): Promise<KubeObject> {
+    return (await this.call("PUT", this.item(obj.metadata?.name ?? ""), obj)) as KubeObject;
+  }
+
+  async patch(name: string, ops: readonly JsonPatchOp[]): Promise<KubeObject> {
+    return (await this.call(
+      "PATCH",
+      this.item(name),
+      ops,
+      "application/json-patch+json",
+    )) as KubeObject;
+  }
+
+  async delete(name: string): Promise<KubeObject> {
+    return (await this.call("DELETE", this.item(name))) as KubeObject;
+  }
+
+  /** Who the API server says we are (authentication.k8s.io/v1 SelfSubjectReview). */
+  async whoAmI(): Promise<{ userInfo: UserInfo; review: KubeObject }> {
+    const review = (await this.call("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", {
+      apiVersion: "authentication.k8s.io/v1",
+      kind: "SelfSubjectReview",
+    })) as KubeObject & { status?: { userInfo?: UserInfo } };
+    return { userInfo: review.status?.userInfo ?? {}, review };
+  }
+
+  /** Removes every credential the transport sent from `text`. */
+  redact(text: string): string {
+    return this.transport.redact(text);
+  }
+
+  close(): void {
+    this.transport.close();
+  }
+
+  private async call(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType?: string,
+  ): Promise<unknown> {
+    let res: KubeResponse;
+    try {
+      res = await this.transport.request(method, path, body, {
+        headers: this.connection.headers,
+        ...(contentType ? { contentType } : {}),
+      });
+    } catch (err) {
+      if (err instanceof TransportError) throw connectionError(err, this.connection.server);
+      throw err;
+    }
+    for (const warning of warnings(res.headers?.["warning"])) this.warn(warning);
+    if (res.status >= 200 && res.status < 300) return res.body;
+    throw serverError(res.status, res.body);
+  }
+}
+
+function connectionError(err: TransportError, server: string): Error {
+  const message = err.message.replace(/^API server unreachable: /, "");
+  if (message.startsWith("cannot use the kubeconfig: ")) return new Error(message);
+  const refused = /ECONNREFUSED/.test(message);
+  return new ConnectionError(
+    err.timedOut ? `${message} (--request-timeout)` : message,
+    server,
+    refused,
+  );
+}
+
+/**
+ * The texts of RFC 7234 warnings (`299 - "text"`), as client-go reads them; node joins repeated
+ * headers with ", ".
+ */
+export function warnings(header: string | string[] | undefined): string[] {
+  if (header === undefined) return [];
+  const all = Array.isArray(header) ? header.join(", ") : header;
+  const out: string[] = [];
+  for (const m of all.matchAll(/\d{3} \S+ "((?:[^"\\]|\\.)*)"/g)) {
+    out.push(m[1]!.replace(/\\(.)/g, "$1"));
+  }
+  return out;
+}

@@ -1,0 +1,107 @@
+// kubectl accesskey: everyday OwnedAccessKey operations as a kubectl plugin. This file stays small
+// so that `--help` and completion start fast; commands, the API client and the printers are loaded
+// when a command runs.
+
+import { CommandContext, formatFlags, helpText, type Io, type Values } from "./cli/command.js";
+import { CliError, errorLine } from "./cli/errors.js";
+import {
+  GLOBAL_OPTIONS,
+  OUTPUT_OPTIONS,
+  parseFlags,
+  splitCommand,
+  valueFlags,
+  GLOBAL_HELP,
+} from "./cli/flags.js";
+import { COMMANDS, findCommand } from "./commands/registry.js";
+
+const processIo: Io = {
+  out: (text) => void process.stdout.write(text),
+  err: (text) => void process.stderr.write(text),
+  readStdin: async () => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString("utf8");
+  },
+};
+
+export async function main(
+  argv: readonly string[],
+  io: Io = processIo,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
+  if (argv[0] === "__complete" || argv[0] === "__completeNoDesc") {
+    const { complete } = await import("./complete.js");
+    return complete(argv.slice(1), io, env, argv[0] === "__complete");
+  }
+  const { command: name, rest } = splitCommand(
+    argv,
+    valueFlags({ ...GLOBAL_OPTIONS, ...OUTPUT_OPTIONS }),
+  );
+  if (name === undefined || name === "help") {
+    if (name === undefined && !rest.includes("--help") && !rest.includes("-h") && rest.length > 0) {
+      io.err(
+        `${errorLine(new CliError(`unknown flag or missing command: ${rest.join(" ")}`))}\nSee 'kubectl accesskey --help' for usage.\n`,
+      );
+      return 1;
+    }
+    io.out(topHelp());
+    return 0;
+  }
+  const entry = findCommand(name);
+  if (!entry) {
+    io.err(
+      `error: unknown command "${name}" for "kubectl accesskey"\nSee 'kubectl accesskey --help' for usage.\n`,
+    );
+    return 1;
+  }
+  const command = await entry.load();
+  let ctx: CommandContext | undefined;
+  try {
+    const options = {
+      ...GLOBAL_OPTIONS,
+      ...(command.output ? OUTPUT_OPTIONS : {}),
+      ...command.options,
+    };
+    const { values, positionals } = parseFlags(name, rest, options);
+    if (values["help"] === true) {
+      io.out(helpText(command));
+      return 0;
+    }
+    ctx = new CommandContext(command.name, positionals, values as Values, io, env);
+    return await command.run(ctx);
+  } catch (err) {
+    const line = errorLine(err);
+    io.err(`${ctx ? await ctx.redact(line) : line}\n`);
+    return 1;
+  } finally {
+    ctx?.close();
+  }
+}
+
+function topHelp(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 2;
+  return [
+    "Everyday OwnedAccessKey operations: create keys for CI/CD, list, disable, rotate and revoke them,",
+    "and turn them into kubeconfigs.",
+    "",
+    "Examples:",
+    "  # Create a key for a pipeline that expires in 30 days; only the key goes to stdout",
+    "  KEY=$(kubectl accesskey create ci --ttl 30d)",
+    "",
+    "  # List your keys, then everyone's",
+    "  kubectl accesskey list",
+    "  kubectl accesskey list --all -o wide",
+    "",
+    "Commands:",
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}${c.summary}`),
+    "",
+    "Global options:",
+    formatFlags(GLOBAL_HELP),
+    "",
+    "Usage:",
+    "  kubectl accesskey [command] [flags]",
+    "",
+    'Use "kubectl accesskey <command> --help" for more information about a command.',
+    "",
+  ].join("\n");
+}

@@ -1,0 +1,196 @@
+// kubectl accesskey without a cluster: help, usage errors, completion, and the kubectl-style
+// failures of a kubeconfig that cannot be used or a server that cannot be reached.
+
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { COMMANDS } from "../../plugin/src/commands/registry.js";
+import { execFile } from "node:child_process";
+import { plugin, pluginEnv } from "./plugin-run.js";
+
+const dir = mkdtempSync(join(tmpdir(), "accesskey-cli-"));
+
+function kubeconfig(
+  name: string,
+  server: string,
+  user = "    token: not-a-real-token-123",
+): string {
+  const path = join(dir, name);
+  writeFileSync(
+    path,
+    [
+      "apiVersion: v1",
+      "kind: Config",
+      "clusters:",
+      "- name: c",
+      "  cluster:",
+      `    server: ${server}`,
+      "    insecure-skip-tls-verify: true",
+      "contexts:",
+      "- name: ctx",
+      "  context: {cluster: c, user: u}",
+      "current-context: ctx",
+      "users:",
+      "- name: u",
+      "  user:",
+      user,
+      "",
+    ].join("\n"),
+  );
+  return path;
+}
+
+describe("kubectl accesskey: help, usage and client errors", function () {
+  this.timeout(60_000);
+
+  it("--help lists every command, with examples", async () => {
+    const r = await plugin(["--help"]);
+    assert.equal(r.code, 0, r.stderr);
+    for (const c of COMMANDS) assert.match(r.stdout, new RegExp(`^ {2}${c.name} +\\S`, "m"));
+    assert.match(r.stdout, /Examples:\n {2}# /);
+  });
+
+  for (const c of COMMANDS) {
+    it(`${c.name} --help has a description, examples using the command, options and usage`, async () => {
+      const r = await plugin([c.name, "--help"]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stderr, "");
+      assert.match(r.stdout, /Examples:\n {2}# .+\n {2}.*kubectl accesskey /);
+      assert.ok(r.stdout.includes(`kubectl accesskey ${c.name}`), r.stdout);
+      assert.match(r.stdout, /Global options:\n {4}--kubeconfig=/);
+      assert.match(r.stdout, new RegExp(`Usage:\\n {2}kubectl accesskey ${c.name}`));
+    });
+  }
+
+  it("an unknown command is a usage error, exit 1", async () => {
+    const r = await plugin(["frobnicate"]);
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, "");
+    assert.equal(
+      r.stderr,
+      `error: unknown command "frobnicate" for "kubectl accesskey"\nSee 'kubectl accesskey --help' for usage.\n`,
+    );
+  });
+
+  it("an unknown flag names the flag and the command's help", async () => {
+    const r = await plugin(["list", "--frobnicate"]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /^error: Unknown option '--frobnicate'/);
+    assert.match(r.stderr, /See 'kubectl accesskey list --help' for usage\.\n$/);
+  });
+
+  it("a bad --ttl is refused before any request, naming the units", async () => {
+    const r = await plugin(["create", "x", "--ttl", "3 days", "--server", "https://127.0.0.1:1"]);
+    assert.equal(r.code, 1);
+    assert.match(
+      r.stderr,
+      /^error: invalid --ttl "3 days": use a number with a unit s, m, h, d or w/,
+    );
+  });
+
+  it("a kubeconfig that is not YAML: error naming the file, exit 1", async () => {
+    const path = join(dir, "garbage.kubeconfig");
+    writeFileSync(path, "clusters: [\n  - {name: x\n");
+    const r = await plugin(["list", "--all"], { kubeconfig: path });
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, "");
+    assert.match(r.stderr, new RegExp(`^error: cannot parse kubeconfig "${path}": `));
+  });
+
+  it("a --kubeconfig that does not exist: error naming the file", async () => {
+    const r = await plugin(["list", "--kubeconfig", join(dir, "missing")]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /^error: cannot read kubeconfig ".*missing": ENOENT/);
+  });
+
+  it("--context that the kubeconfig lacks: kubectl's message", async () => {
+    const path = kubeconfig("ctx.kubeconfig", "https://127.0.0.1:1");
+    const r = await plugin(["list", "--context", "nope"], { kubeconfig: path });
+    assert.equal(r.code, 1);
+    assert.equal(r.stderr, "error: context was not found for specified context: nope\n");
+  });
+
+  it("no kubeconfig at all: says what to pass", async () => {
+    const r = await plugin(["list"]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /^error: no configuration has been provided/);
+  });
+
+  it("a refused connection: kubectl's sentence, and the token never appears", async () => {
+    const path = kubeconfig("refused.kubeconfig", "https://127.0.0.1:1");
+    const r = await plugin(["get", "k"], { kubeconfig: path });
+    assert.equal(r.code, 1);
+    assert.equal(
+      r.stderr,
+      "The connection to the server 127.0.0.1:1 was refused - did you specify the right host or port?\n",
+    );
+  });
+
+  it("--server and --token on the command line override the kubeconfig", async () => {
+    const path = kubeconfig("override.kubeconfig", "https://127.0.0.1:2");
+    const r = await plugin(
+      ["get", "k", "--server", "https://127.0.0.1:1", "--token", "secret-token-xyz"],
+      {
+        kubeconfig: path,
+      },
+    );
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /127\.0\.0\.1:1 was refused/);
+    assert.ok(!r.stderr.includes("secret-token-xyz"));
+  });
+
+  it("a failing exec credential plugin is reported without the command's secrets", async () => {
+    const path = kubeconfig(
+      "exec.kubeconfig",
+      "https://127.0.0.1:1",
+      [
+        "    exec:",
+        "      apiVersion: client.authentication.k8s.io/v1",
+        "      command: sh",
+        "      args: ['-c', 'echo boom >&2; exit 3']",
+        "      interactiveMode: Never",
+      ].join("\n"),
+    );
+    const r = await plugin(["get", "k"], { kubeconfig: path });
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /^error: cannot use the kubeconfig: .*/);
+  });
+
+  it("completion bash|zsh print scripts that call __complete", async () => {
+    for (const shell of ["bash", "zsh"]) {
+      const r = await plugin(["completion", shell]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /kubectl-accesskey __complete/);
+    }
+    const bad = await plugin(["completion", "fish"]);
+    assert.equal(bad.code, 1);
+    assert.equal(bad.stderr, "error: completion needs one shell: bash or zsh\n");
+  });
+
+  it("the bash script completes commands and -o values when sourced", async () => {
+    const script = [
+      "source <(kubectl-accesskey completion bash)",
+      'COMP_WORDS=(kubectl-accesskey ro); COMP_CWORD=1; _kubectl_accesskey; echo "${COMPREPLY[*]}"',
+      'COMP_WORDS=(kubectl-accesskey get -o j); COMP_CWORD=3; _kubectl_accesskey; echo "${COMPREPLY[*]}"',
+    ].join("\n");
+    const r = await new Promise<{ out: string; err: string }>((done) =>
+      execFile("bash", ["-c", script], { env: pluginEnv() }, (_e, out, err) => done({ out, err })),
+    );
+    assert.equal(r.out, "rotate\njson jsonpath=\n", r.err);
+  });
+
+  it("__complete offers commands, flags and -o values in Cobra's protocol", async () => {
+    const commands = await plugin(["__complete", "de"]);
+    assert.equal(
+      commands.stdout,
+      "describe\tShow the details of an access key\ndelete\tDelete access keys\n:4\n",
+    );
+    const flags = await plugin(["__complete", "create", "--tt"]);
+    assert.equal(flags.stdout, "--ttl\n--ttl-after-last-activity\n:4\n");
+    const output = await plugin(["__complete", "list", "-o", "y"]);
+    assert.equal(output.stdout, "yaml\n:4\n");
+    const template = await plugin(["__complete", "get", "-o", "jsonp"]);
+    assert.equal(template.stdout, "jsonpath=\n:6\n");
+  });
+});

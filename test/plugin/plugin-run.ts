@@ -1,0 +1,65 @@
+// kubectl accesskey as a subprocess: plugin/bin/kubectl-accesskey run directly, or through kubectl's
+// own plugin discovery with plugin/bin first on PATH. Always asynchronous, so servers of the test
+// process (a fault proxy) keep answering while the plugin waits on them. The environment is clean:
+// no KUBECONFIG, no in-cluster variables, and a HOME of its own (no ~/.kube/config).
+
+import { execFile } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, join, resolve } from "node:path";
+import { repoRoot } from "../support/fixtures.js";
+
+export const PLUGIN_BIN_DIR = resolve(repoRoot, "plugin/bin");
+export const PLUGIN = join(PLUGIN_BIN_DIR, "kubectl-accesskey");
+
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  /** KUBECONFIG for the run (a path, or several joined with ':'). */
+  kubeconfig?: string;
+  input?: string;
+  env?: NodeJS.ProcessEnv;
+  timeoutMs?: number;
+}
+
+const home = mkdtempSync(join(tmpdir(), "accesskey-home-"));
+
+export function pluginEnv(opts: RunOptions = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home };
+  delete env["KUBECONFIG"];
+  delete env["KUBERNETES_SERVICE_HOST"];
+  delete env["KUBERNETES_SERVICE_PORT"];
+  delete env["KUBE_EDITOR"];
+  env["PATH"] = `${PLUGIN_BIN_DIR}${delimiter}${process.env["PATH"] ?? ""}`;
+  if (opts.kubeconfig) env["KUBECONFIG"] = opts.kubeconfig;
+  return { ...env, ...opts.env };
+}
+
+function exec(file: string, args: readonly string[], opts: RunOptions): Promise<Run> {
+  return new Promise((done) => {
+    const child = execFile(
+      file,
+      [...args],
+      { env: pluginEnv(opts), timeout: opts.timeoutMs ?? 30_000, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
+        done({ code, stdout, stderr });
+      },
+    );
+    child.stdin?.end(opts.input ?? "");
+  });
+}
+
+/** plugin/bin/kubectl-accesskey ARGS */
+export function plugin(args: readonly string[], opts: RunOptions = {}): Promise<Run> {
+  return exec(PLUGIN, args, opts);
+}
+
+/** kubectl ARGS, with plugin/bin first on PATH (`kubectl accesskey …` finds the plugin there). */
+export function kubectl(args: readonly string[], opts: RunOptions = {}): Promise<Run> {
+  return exec("kubectl", args, opts);
+}
