@@ -142,7 +142,7 @@ const dir = mkdtempSync(join(tmpdir(), "accesskey-commands-"));
       assert.equal(r.stdout, "");
     });
 
-    it("create --kubeconfig-out writes a kubeconfig whose token is the key; whoami through it", async () => {
+    it("create --kubeconfig-out writes a kubeconfig whose token is the key, readable by its owner only", async () => {
       const n = name("kc");
       const out = join(dir, "kc.kubeconfig");
       const r = await asAlice(["create", n, "--kubeconfig-out", out]);
