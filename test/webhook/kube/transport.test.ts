@@ -76,6 +76,45 @@ async function transportFor(kubeconfig: string, timeoutMs: number): Promise<Kube
     assert.equal(answer.status.allowed, false);
   });
 
+  it("sends extra headers (repeated when an array) and returns the answer's headers", async () => {
+    const admin = await transportFor(cluster.plane.adminKubeconfig, 10_000);
+    try {
+      const res = await admin.request(
+        "POST",
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" },
+        { headers: { "Impersonate-User": "carol", "Impersonate-Group": ["g1", "g2"] } },
+      );
+      assert.equal(res.status, 201);
+      const user = (res.body as { status: { userInfo: { username: string; groups: string[] } } })
+        .status.userInfo;
+      assert.equal(user.username, "carol");
+      assert.deepEqual(
+        user.groups.filter((g) => g.startsWith("g")),
+        ["g1", "g2"],
+      );
+      assert.match(String(res.headers?.["content-type"]), /^application\/json/);
+      assert.ok(res.headers?.["audit-id"], "kube-apiserver's own headers come back");
+    } finally {
+      admin.close();
+    }
+  });
+
+  it("sends the content type it is given, and extra headers never replace the credentials", async () => {
+    const review = { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" };
+    const path = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
+    const patchType = await transport.request("POST", path, review, {
+      contentType: "application/json-patch+json",
+    });
+    assert.equal(patchType.status, 415, "kube read our Content-Type and refused it for a create");
+    const forged = await transport.request("POST", path, review, {
+      headers: { Authorization: "Bearer not-a-token" },
+    });
+    assert.equal(forged.status, 201);
+    const user = (forged.body as { status: { userInfo: { username: string } } }).status.userInfo;
+    assert.equal(user.username, account.username);
+  });
+
   it("rejects with a timeout error when the answer is late", async () => {
     const proxy = await cluster.plane.faultProxy();
     const quick = await transportFor(await account.kubeconfig(proxy.url), 50);
