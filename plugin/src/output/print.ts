@@ -9,6 +9,7 @@
 // Secrets: spec.key is masked (KEY_MASK) in every machine-readable format unless showKey; tables
 // and describe never read it; error messages are always built from the masked object.
 
+import { goQuote } from "../../../webhook/src/api/go-quote.js";
 import { OutputError, parseErrorMessage, type OutputFormat } from "./format.js";
 import { tableHeaders, tableRow } from "./access-key-table.js";
 import { printCustomColumns } from "./custom-columns.js";
@@ -141,34 +142,4 @@ function runTemplate(
       `error executing jsonpath ${goQuote(text)}: Error executing template: ${message}. Printing more information for debugging the template:\n\ttemplate was:\n\t\t${text}`,
     );
   }
-}
-
-const GO_ESCAPES: Record<string, string> = {
-  "\x07": "\\a",
-  "\b": "\\b",
-  "\f": "\\f",
-  "\n": "\\n",
-  "\r": "\\r",
-  "\t": "\\t",
-  "\v": "\\v",
-  '"': '\\"',
-  "\\": "\\\\",
-};
-
-/** Go's %q (strconv.Quote) for the template in kubectl's message. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const c of s) {
-    const cp = c.codePointAt(0)!;
-    const escaped = GO_ESCAPES[c];
-    if (escaped) out += escaped;
-    else if (cp < 0x20 || cp === 0x7f) out += `\\x${cp.toString(16).padStart(2, "0")}`;
-    else if (!/^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u.test(c)) {
-      out +=
-        cp > 0xffff
-          ? `\\U${cp.toString(16).padStart(8, "0")}`
-          : `\\u${cp.toString(16).padStart(4, "0")}`;
-    } else out += c;
-  }
-  return `${out}"`;
 }

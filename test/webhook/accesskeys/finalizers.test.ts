@@ -5,9 +5,9 @@ import { fieldErrorText } from "../../../webhook/src/api/field-errors.js";
 import type { ObjectMeta } from "../../../webhook/src/api/ownedaccesskey.js";
 import {
   finalizerWarnings,
-  goQuote,
   validateFinalizers,
 } from "../../../webhook/src/accesskeys/finalizers.js";
+import { goQuote } from "../../../webhook/src/api/go-quote.js";
 
 const meta = (m: Record<string, unknown>): ObjectMeta => m as ObjectMeta;
 const texts = (m: Record<string, unknown>, old: Record<string, unknown> | null = null): string[] =>

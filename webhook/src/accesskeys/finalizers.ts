@@ -3,6 +3,7 @@
 // finalizers without a domain (apiextensions-apiserver customresource/validator.go).
 
 import { forbidden, invalid, type FieldError } from "../api/field-errors.js";
+import { goQuote } from "../api/go-quote.js";
 import type { ObjectMeta } from "../api/ownedaccesskey.js";
 import { isAbsent, wrongType } from "./json-fields.js";
 import { qualifiedNameErrors } from "./names.js";
@@ -12,35 +13,6 @@ const ORPHAN = "orphan";
 const FOREGROUND = "foregroundDeletion";
 /** metav1.FinalizerOrphanDependents, FinalizerDeleteDependents, corev1.FinalizerKubernetes. */
 const STANDARD_FINALIZERS = new Set([ORPHAN, FOREGROUND, "kubernetes"]);
-
-const GO_ESCAPES: Readonly<Record<string, string>> = {
-  "\x07": "\\a",
-  "\b": "\\b",
-  "\f": "\\f",
-  "\n": "\\n",
-  "\r": "\\r",
-  "\t": "\\t",
-  "\v": "\\v",
-  '"': '\\"',
-  "\\": "\\\\",
-};
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
-
-function goEscape(ch: string): string {
-  const escaped = Object.hasOwn(GO_ESCAPES, ch) ? GO_ESCAPES[ch] : undefined;
-  if (escaped) return escaped;
-  if (PRINTABLE.test(ch)) return ch;
-  const cp = ch.codePointAt(0)!;
-  if (cp < 0x80) return `\\x${cp.toString(16).padStart(2, "0")}`;
-  return cp < 0x10000
-    ? `\\u${cp.toString(16).padStart(4, "0")}`
-    : `\\U${cp.toString(16).padStart(8, "0")}`;
-}
-
-/** Go's %q (strconv.Quote), so messages read exactly like kube's. */
-export function goQuote(s: string): string {
-  return `"${Array.from(s, goEscape).join("")}"`;
-}
 
 /** Go sorts strings by bytes; UTF-16 order differs for characters above U+FFFF. */
 const byBytes = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));

@@ -7,6 +7,7 @@
 // Quirks kept from client-go: `['a.b']` is read as `.a.b` (two fields; write `a\.b` for a key with
 // a dot), `[]` means `[0]`, and `range`/`end` are only checked when the template runs.
 
+import { GO_PRINTABLE } from "../../../../webhook/src/api/go-quote.js";
 import { newList, type ArrayNode, type ListNode, type SliceParam } from "./nodes.js";
 
 /** A template the parser or the evaluator refuses; the message is client-go's where it has one. */
@@ -25,7 +26,6 @@ const INT64_MAX = 9223372036854775807n;
 const INT64_MIN = -9223372036854775808n;
 const LETTER_OR_DIGIT = /^[\p{L}\p{Nd}_]$/u;
 const DIGIT = /^\p{Nd}$/u;
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
 
 const isSpace = (r: number) => r === 0x20 || r === 0x09;
 const isEndOfLine = (r: number) => r === 0x0d || r === 0x0a;
@@ -38,7 +38,7 @@ const isTerminator = (r: number) => r === EOF || isSpace(r) || isEndOfLine(r) ||
 function goRune(r: number): string {
   const hex = `U+${r.toString(16).toUpperCase().padStart(4, "0")}`;
   const ch = String.fromCodePoint(r);
-  return PRINTABLE.test(ch) ? `${hex} '${ch}'` : hex;
+  return GO_PRINTABLE.test(ch) ? `${hex} '${ch}'` : hex;
 }
 
 /** Parses a whole template (text with `{…}` actions). */
