@@ -8,12 +8,6 @@ import { fileURLToPath } from "node:url";
 /** The repository root (tests run from dist/test/..., sources live in test/...). */
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 
-/**
- * The maintainers' folder next to the checkout. Users do not have it, so only `make bench`
- * (test/bench/patches.ts: its corpus and the goja harness) may use it; tests must not.
- */
-export const sharedDir = resolve(repoRoot, "../shared");
-
 /** A Kubernetes wire-format sample from test/fixtures/k8s-wire/, parsed. */
 export function fixture<T = unknown>(name: string): T {
   return JSON.parse(repoFile(`test/fixtures/k8s-wire/${name}`)) as T;
