@@ -12,18 +12,15 @@
 // only the annotation of the case it is for. The cases on the whole annotations map, and the ones
 // SES refuses at load time, run in hostile.test.ts only.
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
-import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { after, before, describe, it } from "mocha";
-import { repoRoot } from "../../../support/fixtures.js";
 import { httpsRequest } from "../../../support/https-client.js";
-import { freePort } from "../../../support/kube/processes.js";
 import { CASES, HOST_DETAIL, type HostileCase } from "./hostile-cases.js";
+import { childrenOf, endpointsUpdate, startPatchServe, statFields } from "./serve-patches.js";
 
-const VGATE = resolve(repoRoot, "webhook/bin/vgate");
 const DEADLINE_MS = 100;
 const WORKERS = 2;
 /** As in hostile.test.ts: the deadline, plus slack for a shared, noisy 2-CPU machine. */
@@ -37,8 +34,6 @@ const SERVER_RSS_GROWTH = 64 * 1024 * 1024;
 const CHILD_RSS_BOUND = (256 + 64) * 1024 * 1024;
 /** How long the sustained attack lasts. */
 const SUSTAINED_MS = 5000;
-
-type Json = Record<string, unknown>;
 
 const cases = CASES.filter(
   (c): c is HostileCase & { expect: { value: unknown } | { error: RegExp } } =>
@@ -59,30 +54,6 @@ function configJson(): string {
   return JSON.stringify({ sync: { toHost: { endpoints: { enabled: true, patches } } } });
 }
 
-function review(annotation: string): Json {
-  const object = (value: string): Json => ({
-    apiVersion: "v1",
-    kind: "Endpoints",
-    metadata: { name: "db", namespace: "default", annotations: { [annotation]: value } },
-  });
-  return {
-    apiVersion: "admission.k8s.io/v1",
-    kind: "AdmissionReview",
-    request: {
-      uid: randomUUID(),
-      kind: { group: "", version: "v1", kind: "Endpoints" },
-      resource: { group: "", version: "v1", resource: "endpoints" },
-      name: "db",
-      namespace: "default",
-      operation: "UPDATE",
-      userInfo: { username: "system:serviceaccount:vc-ns:vc", groups: [] },
-      object: object("hello"),
-      oldObject: object("old"),
-      dryRun: false,
-    },
-  };
-}
-
 interface Answer {
   allowed: boolean;
   message: string;
@@ -92,7 +63,7 @@ interface Answer {
 
 async function admit(url: string, annotation: string): Promise<Answer> {
   const res = await httpsRequest(url, {
-    body: JSON.stringify(review(annotation)),
+    body: JSON.stringify(endpointsUpdate(annotation, "hello", "old")),
     headers: { "Content-Type": "application/json" },
     timeoutMs: 30_000,
   });
@@ -120,8 +91,7 @@ async function admit(url: string, annotation: string): Promise<Answer> {
 
 /** CPU time (user + system) of a process, in clock ticks. */
 function ticksOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const fields = statFields(pid);
   return Number(fields[11]) + Number(fields[12]);
 }
 
@@ -148,21 +118,6 @@ function rssOf(pid: number): number {
   return Number(kb ?? 0) * 1024;
 }
 
-function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "latin1");
-      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid)
-        out.push(Number(entry));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return out;
-}
-
 const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 
 function percentile(sorted: number[], p: number): number {
@@ -185,44 +140,10 @@ describe("patches/sandbox hostile expressions against vgate serve", function () 
     this.timeout(60_000);
     dir = mkdtempSync(join(tmpdir(), "vgate-hostile-"));
     writeFileSync(join(dir, "vcluster.yaml"), configJson());
-    const port = await freePort();
-    serve = spawn(
-      process.execPath,
-      [
-        VGATE,
-        "serve",
-        "--dev",
-        "--port",
-        String(port),
-        "--bind-address",
-        "127.0.0.1",
-        "--log-level",
-        "silent",
-        "--config",
-        join(dir, "vcluster.yaml"),
-        "--vcluster-name",
-        "vc",
-        "--vcluster-namespace",
-        "vc-ns",
-        "--side",
-        "virtual",
-        "--patch-timeout",
-        `${DEADLINE_MS}ms`,
-        "--patch-workers",
-        String(WORKERS),
-      ],
-      { stdio: ["ignore", "ignore", "ignore"] },
-    );
-    base = `https://127.0.0.1:${port}`;
-    for (let i = 0; ; i++) {
-      assert.equal(serve.exitCode, null, "vgate serve exited at start");
-      try {
-        if ((await httpsRequest(`${base}/healthz`, { timeoutMs: 2000 })).status === 200) break;
-      } catch {
-        if (i > 300) throw new Error("vgate serve did not start");
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    ({ serve, base } = await startPatchServe(join(dir, "vcluster.yaml"), {
+      patchTimeout: `${DEADLINE_MS}ms`,
+      workers: WORKERS,
+    }));
     // Warm up: TLS, express, the JSON paths; then the baseline.
     for (let i = 0; i < 50; i++)
       assert.equal((await admit(`${base}/mutate/endpoints`, "good")).value, "hello!");

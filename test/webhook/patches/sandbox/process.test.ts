@@ -3,18 +3,23 @@
 // `vgate serve` stop promptly with them. Linux only: the checks read /proc.
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
-import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, it } from "mocha";
 import { repoRoot } from "../../../support/fixtures.js";
 import { httpsRequest } from "../../../support/https-client.js";
-import { freePort } from "../../../support/kube/processes.js";
+import { until } from "../../../support/until.js";
+import {
+  childrenOf,
+  endpointsUpdate,
+  startPatchServe,
+  statFields,
+  VGATE,
+} from "./serve-patches.js";
 
 const HOLD_POOL = join(dirname(fileURLToPath(import.meta.url)), "fixtures/hold-pool.js");
-const VGATE = resolve(repoRoot, "webhook/bin/vgate");
 const HAVE_PROC = existsSync("/proc/self/stat");
 /**
  * How long a process may take to go once it should: a child killing itself is immediate, but a
@@ -28,35 +33,10 @@ const CLI_WITHIN_MS = 15_000;
 /** Alive and not a zombie. */
 function running(pid: number): boolean {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-    const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+    const state = statFields(pid)[0];
     return state !== "Z" && state !== "X";
   } catch {
     return false;
-  }
-}
-
-/** Processes whose parent is `pid`. */
-function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "latin1");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === pid) out.push(Number(entry));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return out;
-}
-
-async function until(what: string, ms: number, test: () => boolean): Promise<void> {
-  const end = performance.now() + ms;
-  while (!test()) {
-    if (performance.now() > end) assert.fail(`${what} within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 25));
   }
 }
 
@@ -120,7 +100,7 @@ describe("patches/sandbox children as processes", function () {
     const { child, pids } = await holdPool("spin");
     child.kill("SIGKILL");
     await exited(child);
-    await until("every child gone", GONE_WITHIN_MS, () => pids.every((p) => !running(p)));
+    await until(() => pids.every((p) => !running(p)), "every child gone", GONE_WITHIN_MS);
   });
 
   it("children die when the server exits while one spins", async () => {
@@ -129,14 +109,14 @@ describe("patches/sandbox children as processes", function () {
       code: 0,
       signal: null,
     });
-    await until("every child gone", GONE_WITHIN_MS, () => pids.every((p) => !running(p)));
+    await until(() => pids.every((p) => !running(p)), "every child gone", GONE_WITHIN_MS);
   });
 
   it("an idle pool does not keep the server alive", async () => {
     const { child, pids } = await holdPool("idle");
     const how = await withTimeout(exited(child), GONE_WITHIN_MS, "exiting without close()");
     assert.deepEqual(how, { code: 0, signal: null });
-    await until("every child gone", GONE_WITHIN_MS, () => pids.every((p) => !running(p)));
+    await until(() => pids.every((p) => !running(p)), "every child gone", GONE_WITHIN_MS);
   });
 
   it("close() keeps the server alive until its children are gone, and no longer", async () => {
@@ -152,7 +132,7 @@ describe("patches/sandbox children as processes", function () {
       const [first, second] = out.trim().split("\n");
       assert.equal(second, JSON.stringify({ closed: true }));
       const { pids } = JSON.parse(first!) as { pids: number[] };
-      await until("every child gone", GONE_WITHIN_MS, () => pids.every((p) => !running(p)));
+      await until(() => pids.every((p) => !running(p)), "every child gone", GONE_WITHIN_MS);
     }
   });
 
@@ -206,14 +186,18 @@ describe("patches/sandbox children as processes", function () {
       });
       let kids: number[] = [];
       // The child and the spare, once the job is inside the loop.
-      await until("vgate patch started its children", 20_000, () => {
-        kids = childrenOf(cli.pid!);
-        return kids.length === 2;
-      });
+      await until(
+        () => {
+          kids = childrenOf(cli.pid!);
+          return kids.length === 2;
+        },
+        "vgate patch started its children",
+        20_000,
+      );
       await new Promise((r) => setTimeout(r, 500));
       cli.kill("SIGTERM");
       await withTimeout(exited(cli), GONE_WITHIN_MS, "vgate patch after SIGTERM");
-      await until("every child gone", GONE_WITHIN_MS, () => kids.every((p) => !running(p)));
+      await until(() => kids.every((p) => !running(p)), "every child gone", GONE_WITHIN_MS);
     });
   });
 
@@ -233,63 +217,12 @@ describe("patches/sandbox children as processes", function () {
           "",
         ].join("\n"),
       );
-      const port = await freePort();
-      const serve = spawn(
-        process.execPath,
-        [
-          VGATE,
-          "serve",
-          "--dev",
-          "--port",
-          String(port),
-          "--bind-address",
-          "127.0.0.1",
-          "--log-level",
-          "silent",
-          "--config",
-          config,
-          "--vcluster-name",
-          "vc",
-          "--vcluster-namespace",
-          "vc-ns",
-          "--side",
-          "virtual",
-          "--patch-timeout",
-          "60s",
-          "--patch-workers",
-          "1",
-        ],
-        { stdio: ["ignore", "ignore", "pipe"] },
-      );
-      let stderr = "";
-      serve.stderr!.on("data", (c: Buffer) => (stderr = (stderr + c.toString()).slice(-2000)));
+      const { serve, base } = await startPatchServe(config, { patchTimeout: "60s", workers: 1 });
       try {
-        const base = `https://127.0.0.1:${port}`;
-        await waitForHealth(base, serve, () => stderr);
         const kids = childrenOf(serve.pid!);
         assert.equal(kids.length, 2, "a child and a spare");
         // An update that changes the patched annotation: its reverseExpression spins.
-        const object = (owner: string) => ({
-          apiVersion: "v1",
-          kind: "Endpoints",
-          metadata: { name: "db", namespace: "default", annotations: { owner } },
-        });
-        const review = {
-          apiVersion: "admission.k8s.io/v1",
-          kind: "AdmissionReview",
-          request: {
-            uid: randomUUID(),
-            kind: { group: "", version: "v1", kind: "Endpoints" },
-            resource: { group: "", version: "v1", resource: "endpoints" },
-            name: "db",
-            namespace: "default",
-            operation: "UPDATE",
-            userInfo: { username: "system:serviceaccount:vc-ns:vc", groups: [] },
-            object: object("new"),
-            oldObject: object("old"),
-            dryRun: false,
-          },
-        };
+        const review = endpointsUpdate("owner", "new", "old");
         const pending = httpsRequest(`${base}/mutate/endpoints`, {
           body: JSON.stringify(review),
           headers: { "Content-Type": "application/json" },
@@ -298,7 +231,7 @@ describe("patches/sandbox children as processes", function () {
         await new Promise((r) => setTimeout(r, 500));
         serve.kill("SIGTERM");
         await withTimeout(exited(serve), GONE_WITHIN_MS, "vgate serve after SIGTERM");
-        await until("every child gone", GONE_WITHIN_MS, () => kids.every((p) => !running(p)));
+        await until(() => kids.every((p) => !running(p)), "every child gone", GONE_WITHIN_MS);
         await pending;
       } finally {
         serve.kill("SIGKILL");
@@ -306,21 +239,3 @@ describe("patches/sandbox children as processes", function () {
     });
   });
 });
-
-async function waitForHealth(
-  base: string,
-  serve: ChildProcess,
-  stderr: () => string,
-): Promise<void> {
-  const end = performance.now() + 30_000;
-  for (;;) {
-    if (serve.exitCode !== null) assert.fail(`vgate serve exited (${serve.exitCode}): ${stderr()}`);
-    try {
-      if ((await httpsRequest(`${base}/healthz`, { timeoutMs: 2000 })).status === 200) return;
-    } catch {
-      // Not listening yet.
-    }
-    if (performance.now() > end) assert.fail("vgate serve did not become healthy");
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
