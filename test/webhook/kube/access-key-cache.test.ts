@@ -391,7 +391,7 @@ describe("access key cache parsing", () => {
     });
     assert.ok(typeof page === "object");
     assert.deepEqual(
-      page.items.map((i) => i.metadata?.name),
+      page.items.map((i) => (i["metadata"] as { name?: string }).name),
       ["a"],
     );
     assert.equal(page.resourceVersion, "7");

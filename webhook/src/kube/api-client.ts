@@ -6,7 +6,10 @@ import type { KubeError } from "../api/status.js";
 import type { OwnedAccessKey, ResourceIdentity } from "../api/ownedaccesskey.js";
 import type { UserInfo } from "../api/user-info.js";
 import type { AccessDecision, KubeApi, ResourceAttributes, ResourceMapping } from "./ports.js";
+import type { KeysByName, NamespaceLabels } from "./ports.js";
 import { AccessKeyCache } from "./access-key-cache.js";
+import { NamespaceCache } from "./namespace-cache.js";
+import type { ChangeType } from "./watch-cache.js";
 import { DiscoveryCache, type KindTable } from "./discovery-cache.js";
 import { discoveryPath, parseApiVersion, resourcesByKind, type GroupVersion } from "./discovery.js";
 import { KubeTransport } from "./transport.js";
@@ -26,6 +29,12 @@ export interface ApiClientOptions {
    * a GET per call (default true).
    */
   cacheAccessKeys?: boolean;
+  /** Told about every change of the OwnedAccessKey cache (the token webhook's key index). */
+  onAccessKeyChange?: (type: ChangeType, name: string) => void;
+  /** Also list and watch Namespaces (their labels), for the authorization webhook's scopes. */
+  watchNamespaces?: boolean;
+  /** Told why a cache went unsynced (no credentials, no object contents). */
+  onCacheError?: (cache: "ownedaccesskeys" | "namespaces", message: string) => void;
 }
 
 const DEFAULTS = {
@@ -34,6 +43,7 @@ const DEFAULTS = {
   discoveryMissRefreshMs: 1_000,
   readyTtlMs: 10_000,
   cacheAccessKeys: true,
+  watchNamespaces: false,
 };
 const MAX_DISCOVERY_ENTRIES = 256;
 const SAR_PATH = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
@@ -42,7 +52,8 @@ export class ApiClient implements KubeApi {
   private readonly transport: KubeTransport;
   private readonly discovery: DiscoveryCache;
   private readonly accessKeys: AccessKeyCache | undefined;
-  private readonly options: typeof DEFAULTS;
+  private readonly namespaces: NamespaceCache | undefined;
+  private readonly options: typeof DEFAULTS & ApiClientOptions;
   private readyAt = -Infinity;
   private readyCheck: Promise<boolean> | undefined;
 
@@ -58,10 +69,57 @@ export class ApiClient implements KubeApi {
       missRefreshMs: this.options.discoveryMissRefreshMs,
       maxEntries: MAX_DISCOVERY_ENTRIES,
     });
+    const onError = options.onCacheError;
     if (this.options.cacheAccessKeys) {
-      this.accessKeys = new AccessKeyCache(this.transport, identity);
+      this.accessKeys = new AccessKeyCache(this.transport, identity, {
+        onChange: options.onAccessKeyChange,
+        onError: onError && ((m) => onError("ownedaccesskeys", m)),
+      });
       this.accessKeys.start();
     }
+    if (this.options.watchNamespaces) {
+      this.namespaces = new NamespaceCache(this.transport, {
+        onError: onError && ((m) => onError("namespaces", m)),
+      });
+      this.namespaces.start();
+    }
+  }
+
+  /** The OwnedAccessKey watch cache (never synced when caching is off). */
+  accessKeyView(): KeysByName {
+    const cache = this.accessKeys;
+    return { synced: () => cache?.synced() ?? false, get: (name) => cache?.get(name) };
+  }
+
+  /** Namespace labels from the namespace watch cache (never synced unless watchNamespaces). */
+  namespaceView(): NamespaceLabels {
+    const cache = this.namespaces;
+    return { synced: () => cache?.synced() ?? false, labels: (name) => cache?.labels(name) };
+  }
+
+  /**
+   * Sets status.lastActivity of the key `name` through the status subresource (a merge patch, so
+   * nothing else in the object changes). "gone" when the key no longer exists; throws a KubeError
+   * (503) when the API server cannot be asked or refuses.
+   */
+  async patchAccessKeyStatus(name: string, lastActivity: string): Promise<"written" | "gone"> {
+    const { group, version, resource } = this.identity;
+    const check = `record the last activity of ${resource}.${group} ${JSON.stringify(name)}`;
+    const path = `/apis/${group}/${version}/${resource}/${encodeURIComponent(name)}/status`;
+    let res;
+    try {
+      res = await this.transport.request(
+        "PATCH",
+        path,
+        { status: { lastActivity } },
+        { contentType: "application/merge-patch+json" },
+      );
+    } catch (err) {
+      throw this.failed(check, describeError(err));
+    }
+    if (res.status === 404) return "gone";
+    if (res.status !== 200) throw this.failed(check, describeAnswer(res));
+    return "written";
   }
 
   async getAccessKey(name: string): Promise<OwnedAccessKey | null> {
@@ -114,9 +172,10 @@ export class ApiClient implements KubeApi {
     return this.accessKeys?.synced() ?? false;
   }
 
-  /** Stops the access key cache and closes kept-alive connections. */
+  /** Stops the watch caches and closes kept-alive connections. */
   close(): void {
     this.accessKeys?.stop();
+    this.namespaces?.stop();
     this.transport.close();
   }
 

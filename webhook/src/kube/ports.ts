@@ -49,3 +49,16 @@ export interface KubeApi {
   /** Releases kept-alive connections. */
   close?(): void;
 }
+
+/** Objects by name from a watch cache (OwnedAccessKeys). Only trust answers while synced(). */
+export interface KeysByName {
+  synced(): boolean;
+  get(name: string): OwnedAccessKey | undefined;
+}
+
+/** Namespace labels from a namespace watch cache. Only trust answers while synced(). */
+export interface NamespaceLabels {
+  synced(): boolean;
+  /** The labels of namespace `name`; undefined when there is no such namespace. */
+  labels(name: string): Readonly<Record<string, string>> | undefined;
+}
