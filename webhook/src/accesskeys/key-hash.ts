@@ -1,0 +1,42 @@
+// How a key is stored and compared. spec.key holds either the bearer token itself (plain storage)
+// or `sha256:<64 lowercase hex>` (hashed storage: the hex is the SHA-256 of the token's UTF-8
+// bytes). Both stand for one 32-byte digest, so the index and every comparison work on digests.
+//
+// A value that starts with `sha256:` but is not exactly 64 lowercase hex digits after it is a
+// plain key: the token is then that whole string. The hashed form is recognised only when it is
+// exact, so a malformed "hash" can never match a token it was not made from.
+
+import { createHash, timingSafeEqual } from "node:crypto";
+
+export const HASH_PREFIX = "sha256:";
+
+const STORED_HASH = /^sha256:[0-9a-f]{64}$/;
+
+/** Whether a stored spec.key is the hashed form `sha256:<64 lowercase hex>`. */
+export function isStoredHash(value: string): boolean {
+  return STORED_HASH.test(value);
+}
+
+/** The SHA-256 of a token's UTF-8 bytes. */
+export function tokenDigest(token: string): Buffer {
+  return createHash("sha256").update(token, "utf8").digest();
+}
+
+/** The hashed storage form of a token: `sha256:<hex>`. */
+export function hashKey(token: string): string {
+  return `${HASH_PREFIX}${tokenDigest(token).toString("hex")}`;
+}
+
+/** The 32-byte digest a stored spec.key stands for: the decoded hash, or the hash of a plain key. */
+export function storedDigest(stored: string): Buffer {
+  if (isStoredHash(stored)) return Buffer.from(stored.slice(HASH_PREFIX.length), "hex");
+  return tokenDigest(stored);
+}
+
+/**
+ * Whether two digests are equal, in time that depends only on their length (always 32 bytes
+ * here). Different lengths are unequal; timingSafeEqual itself throws on them.
+ */
+export function digestsEqual(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && timingSafeEqual(a, b);
+}

@@ -1,0 +1,32 @@
+// What the token and authorization webhooks share: the extra attribute that names the key a request
+// was authenticated with, the read-only views of the watch caches both sides answer from, and the
+// shape of a review answer. The caches themselves live in kube/ (which defines the views, so it
+// needs nothing from auth/); auth/ sees only these interfaces, so its rules are pure and need no
+// server to test.
+
+export type { KeysByName, NamespaceLabels } from "../kube/ports.js";
+
+/**
+ * The `user.extra` attribute a key login carries: its value is the key's metadata.name. The
+ * authorization webhook's matchConditions look for it, so only key logins are sent to vgate.
+ * Lower case, as kube requires of extra keys; one per group domain.
+ */
+export function accessKeyExtra(groupDomain: string): string {
+  return `accesskey.${groupDomain}/name`;
+}
+
+/** How a review went, for the one log line per request (never a token, never a key). */
+export interface ReviewLog {
+  /** The access key's name, when the review found one. */
+  key?: string;
+  user?: string;
+  /** authenticated (TokenReview) or allowed/denied/no-opinion (SubjectAccessReview). */
+  decision: string;
+  reason?: string;
+}
+
+/** A review answer: the body to send (HTTP 200) and what to log about it. */
+export interface ReviewAnswer {
+  body: object;
+  log: ReviewLog;
+}
