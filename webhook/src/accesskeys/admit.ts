@@ -7,13 +7,17 @@ import { allow, allowWithPatch, deny } from "../admission/respond.js";
 import type { AdmissionRequest, AdmissionReviewResponse } from "../admission/review.js";
 import type { KubeApi } from "../kube/ports.js";
 import { mutateKey } from "./mutate.js";
-import type { KeyRequest } from "./request.js";
+import type { KeyRequest, KeyStorage } from "./request.js";
 import { validateKey } from "./validate.js";
 
 export interface AccessKeyAdmission {
   identity: ResourceIdentity;
   adminGroups: readonly string[];
   api: KubeApi;
+  /** How spec.key is stored; "plain" when omitted. */
+  keyStorage?: KeyStorage;
+  /** Other keys stored with the same key (the token webhook's index). */
+  namesWithSameKey?: (stored: string) => string[];
 }
 
 /** The request must be about our resource; anything else means the webhook is misconfigured. */
@@ -39,6 +43,8 @@ function toKeyRequest(req: AdmissionRequest, deps: AccessKeyAdmission): KeyReque
     adminGroups: deps.adminGroups,
     identity: deps.identity,
     dryRun: req.dryRun,
+    keyStorage: deps.keyStorage ?? "plain",
+    namesWithSameKey: deps.namesWithSameKey,
   };
 }
 

@@ -8,6 +8,8 @@ import { newAlreadyExists, newGenerateNameConflict, type KubeError } from "../ap
 import type { KubeApi } from "../kube/ports.js";
 import { applyCreateDefaults } from "./defaults.js";
 import { findFreeName } from "./generate-name.js";
+import { generateAccessKey } from "./key-generation.js";
+import { hashStoredKey } from "./key-storage.js";
 import type { KeyRequest } from "./request.js";
 
 export interface Mutation {
@@ -50,6 +52,10 @@ async function chooseName(
 export async function mutateKey(req: KeyRequest, api: KubeApi): Promise<Mutation> {
   const obj = req.object;
   const meta: unknown = obj?.metadata;
+  // A rotated key arrives on UPDATE; hashed storage hashes it as on CREATE.
+  if (req.operation === "UPDATE" && obj && req.keyStorage === "hashed") {
+    return { error: null, object: hashStoredKey(obj) };
+  }
   if (
     req.operation !== "CREATE" ||
     !obj ||
@@ -65,8 +71,14 @@ export async function mutateKey(req: KeyRequest, api: KubeApi): Promise<Mutation
   const named: OwnedAccessKey = chosen.name
     ? { ...obj, metadata: { ...obj.metadata, name: chosen.name } }
     : obj;
+  const defaulted = applyCreateDefaults(
+    named,
+    { username: req.userInfo.username, name: chosen.name },
+    // In hashed storage a key made here could never be given back: the client must bring one.
+    req.keyStorage === "hashed" ? () => "" : generateAccessKey,
+  );
   return {
     error: null,
-    object: applyCreateDefaults(named, { username: req.userInfo.username, name: chosen.name }),
+    object: req.keyStorage === "hashed" ? hashStoredKey(defaulted) : defaulted,
   };
 }

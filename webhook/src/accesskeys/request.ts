@@ -5,6 +5,9 @@ import type { Operation } from "../admission/review.js";
 import type { OwnedAccessKey, ResourceIdentity } from "../api/ownedaccesskey.js";
 import type { UserInfo } from "../api/user-info.js";
 
+/** How spec.key is stored (--key-storage; docs/decisions.md OAK-14). */
+export type KeyStorage = "plain" | "hashed";
+
 export interface KeyRequest {
   operation: Operation;
   /** The new object: set on CREATE and UPDATE, null on DELETE. */
@@ -20,4 +23,8 @@ export interface KeyRequest {
   adminGroups: readonly string[];
   identity: ResourceIdentity;
   dryRun: boolean;
+  /** How spec.key is stored (--key-storage); plain when absent. */
+  keyStorage?: KeyStorage;
+  /** Other keys stored with the same key (from the key index); absent without one. */
+  namesWithSameKey?: (stored: string) => string[];
 }
