@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, it } from "mocha";
 import type { OwnedAccessKey } from "../../../webhook/src/api/ownedaccesskey.js";
@@ -15,7 +16,10 @@ import {
 } from "../../../webhook/src/auth/subject-access-review.js";
 
 const EXTRA = "accesskey.loft.sh/name";
+const ID_EXTRA = "accesskey.loft.sh/key-id";
 const SECRET = "s3cr3t-key-value-never-shown-0123456789";
+/** The key-id a login with SECRET carries: the first 16 hex digits of its SHA-256. */
+const SECRET_ID = createHash("sha256").update(SECRET).digest("hex").slice(0, 16);
 
 /** A SubjectAccessReview as kube-apiserver's webhook authorizer sends it (v1). */
 function v1Review(spec: Record<string, unknown> = {}): Record<string, unknown> {
@@ -382,6 +386,39 @@ describe("reviewAccess", () => {
       },
       SAR_REASONS.deleting,
     ],
+    [
+      "an expired key",
+      v1Review(inNamespace("team-a")),
+      {
+        keys: keys([
+          {
+            ...KEY,
+            metadata: { ...KEY.metadata, creationTimestamp: "2026-01-01T00:00:00Z" },
+            spec: { ...KEY.spec, ttl: 60 },
+          },
+        ]),
+        now: () => Date.parse("2026-01-01T00:01:00Z"),
+      },
+      SAR_REASONS.expired,
+    ],
+    [
+      "the old value of a rotated key (another key-id)",
+      v1Review({
+        ...inNamespace("team-a"),
+        extra: { [EXTRA]: ["ci"], [ID_EXTRA]: ["0123456789abcdef"] },
+      }),
+      {},
+      SAR_REASONS.rotated,
+    ],
+    [
+      "two key-ids",
+      v1Review({
+        ...inNamespace("team-a"),
+        extra: { [EXTRA]: ["ci"], [ID_EXTRA]: [SECRET_ID, SECRET_ID] },
+      }),
+      {},
+      SAR_REASONS.rotated,
+    ],
   ];
   for (const [name, body, more, reason] of denials) {
     it(`denies ${name}`, () => {
@@ -395,6 +432,24 @@ describe("reviewAccess", () => {
       assert.equal(answer.log.reason, reason);
     });
   }
+
+  it("an expired key with ttlAfterLastActivity lives on from a use not yet written to status", () => {
+    const used: OwnedAccessKey = {
+      ...KEY,
+      metadata: { ...KEY.metadata, creationTimestamp: "2026-01-01T00:00:00Z" },
+      spec: { ...KEY.spec, ttl: 60, ttlAfterLastActivity: true },
+    };
+    const at = Date.parse("2026-01-01T00:01:30Z");
+    const answer = review(
+      v1Review({ ...inNamespace("team-a"), extra: { [EXTRA]: ["ci"], [ID_EXTRA]: [SECRET_ID] } }),
+      deps({
+        keys: keys([used]),
+        now: () => at,
+        localLastActivity: (name) => (name === "ci" ? at - 10_000 : undefined),
+      }),
+    );
+    assert.equal(answer.log.decision, "no-opinion");
+  });
 
   it("does not need the namespaces when the key is unrestricted", () => {
     const open = { ...KEY, spec: { user: "alice" } };

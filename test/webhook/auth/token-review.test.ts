@@ -18,6 +18,8 @@ const V1BETA1 = "authentication.k8s.io/v1beta1";
 const NOW = Date.parse("2026-03-10T00:00:00Z");
 const TOKEN = "Zk9xTnR2d0pQbGJ4Q0VhR3NkRmVuUHJ1S3ZhWWx3bUk";
 const EXTRA = accessKeyExtra("loft.sh");
+/** The key-id of TOKEN: the first 16 hex digits of its SHA-256. */
+const TOKEN_ID = hashKey(TOKEN).slice("sha256:".length, "sha256:".length + 16);
 
 /** The body kube-apiserver's webhook token authenticator posts. */
 function wire(token: string, audiences?: string[], apiVersion = V1): unknown {
@@ -261,7 +263,7 @@ describe("token-review", () => {
             username: "alice",
             uid: "uid-alice-ci",
             groups: ["dev", "ops"],
-            extra: { [EXTRA]: ["alice-ci"] },
+            extra: { [EXTRA]: ["alice-ci"], "accesskey.loft.sh/key-id": [TOKEN_ID] },
           },
         },
       });
@@ -304,10 +306,19 @@ describe("token-review", () => {
       }
     });
 
-    it("extra holds only the key name, under the configured group domain", () => {
+    it("extra holds only the key name and key-id, under the configured group domain", () => {
       const { review } = setup([alice], { groupDomain: "example.com" });
       const user = status(review(TOKEN)).user as { extra: object; groups: string[] };
-      assert.deepEqual(user.extra, { "accesskey.example.com/name": ["alice-ci"] });
+      assert.deepEqual(user.extra, {
+        "accesskey.example.com/name": ["alice-ci"],
+        "accesskey.example.com/key-id": [TOKEN_ID],
+      });
+      // The same key stored hashed has the same key-id.
+      const hashed = setup([accessKey("alice-ci", { key: hashKey(TOKEN), user: "alice" })], {
+        groupDomain: "example.com",
+      });
+      const hashedUser = status(hashed.review(TOKEN)).user as { extra: Record<string, string[]> };
+      assert.deepEqual(hashedUser.extra["accesskey.example.com/key-id"], [TOKEN_ID]);
       const none = setup([accessKey("k", { key: TOKEN, user: "u", groups: "dev" })]);
       assert.deepEqual((status(none.review(TOKEN)).user as { groups: string[] }).groups, []);
     });

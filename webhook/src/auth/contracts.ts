@@ -15,6 +15,21 @@ export function accessKeyExtra(groupDomain: string): string {
   return `accesskey.${groupDomain}/name`;
 }
 
+/**
+ * The `user.extra` attribute naming which value of the key logged in: the first 16 hex digits of
+ * its SHA-256 digest (nothing an attacker can use; in hashed storage every reader sees the whole
+ * digest anyway). A rotation changes it, so the authorization webhook can refuse an old value that
+ * kube-apiserver still has cached as logged in.
+ */
+export function accessKeyIdExtra(groupDomain: string): string {
+  return `accesskey.${groupDomain}/key-id`;
+}
+
+/** The key-id of a stored spec.key (plain or sha256:). */
+export function keyId(digestHex: string): string {
+  return digestHex.slice(0, 16);
+}
+
 /** How a review went, for the one log line per request (never a token, never a key). */
 export interface ReviewLog {
   /** The access key's name, when the review found one. */

@@ -4,10 +4,12 @@
 //   none of them has no owner and does not authenticate.
 // - uid: the key's metadata.uid (each key is its own login).
 // - groups: spec.groups (strings only, duplicates removed, order kept).
-// - extra: only accessKeyExtra(groupDomain) -> [metadata.name], so authorization can find the key.
+// - extra: accessKeyExtra(groupDomain) -> [metadata.name], so authorization can find the key, and
+//   accessKeyIdExtra(groupDomain) -> [key-id], so it can tell a rotated key's old value.
 
 import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
-import { accessKeyExtra } from "./contracts.js";
+import { storedDigest } from "../accesskeys/key-hash.js";
+import { accessKeyExtra, accessKeyIdExtra, keyId } from "./contracts.js";
 
 /** authentication.k8s.io UserInfo */
 export interface KeyUser {
@@ -48,10 +50,12 @@ export function keyUser(key: OwnedAccessKey, groupDomain: string): KeyUser | und
   if (username === undefined) return undefined;
   const uid = field(key.metadata, "uid");
   const name = field(key.metadata, "name");
-  return {
-    username,
-    uid: typeof uid === "string" ? uid : "",
-    groups: keyGroups(key),
-    extra: { [accessKeyExtra(groupDomain)]: [typeof name === "string" ? name : ""] },
+  const stored = field(key.spec, "key");
+  const extra: Record<string, string[]> = {
+    [accessKeyExtra(groupDomain)]: [typeof name === "string" ? name : ""],
   };
+  if (typeof stored === "string" && stored !== "") {
+    extra[accessKeyIdExtra(groupDomain)] = [keyId(storedDigest(stored).toString("hex"))];
+  }
+  return { username, uid: typeof uid === "string" ? uid : "", groups: keyGroups(key), extra };
 }

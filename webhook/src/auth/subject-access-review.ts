@@ -8,7 +8,15 @@
 import { newBadRequest } from "../api/status.js";
 import { isObject, own, type JsonObject } from "../accesskeys/json-fields.js";
 import { isExpired } from "../accesskeys/expiry.js";
-import { accessKeyExtra, type KeysByName, type ReviewAnswer, type ReviewLog } from "./contracts.js";
+import { storedDigest } from "../accesskeys/key-hash.js";
+import {
+  accessKeyExtra,
+  accessKeyIdExtra,
+  keyId,
+  type KeysByName,
+  type ReviewAnswer,
+  type ReviewLog,
+} from "./contracts.js";
 import type {
   NonResourceAttributes,
   RequestAttributes,
@@ -47,6 +55,7 @@ export const SAR_REASONS = {
   disabled: "access key disabled",
   deleting: "access key is being deleted",
   expired: "access key expired",
+  rotated: "access key rotated since this login",
 } as const;
 
 const bad = (message: string) => newBadRequest(`SubjectAccessReview: ${message}`);
@@ -212,6 +221,19 @@ function keyProblem(key: OwnedAccessKey, deps: ReviewDeps): string | undefined {
 }
 
 /**
+ * A login with a key's old value (kube-apiserver still has it cached as logged in) after a
+ * rotation. Checked when the login carries a key-id, as every login vgate made does.
+ */
+function rotated(key: OwnedAccessKey, req: SubjectAccessReviewRequest, groupDomain: string) {
+  const ids = req.extra[accessKeyIdExtra(groupDomain)];
+  if (ids === undefined) return undefined;
+  const stored = key.spec?.key;
+  const current = typeof stored === "string" && stored !== "" ? storedDigest(stored) : undefined;
+  const id = current ? keyId(current.toString("hex")) : "";
+  return ids.length === 1 && ids[0] === id ? undefined : SAR_REASONS.rotated;
+}
+
+/**
  * The answer to a decoded review. Requests not made with an access key get no opinion; for key
  * requests the key named in extra must exist with the request's uid (each key logs in with its
  * own metadata.uid), and its scope decides. Never throws.
@@ -228,7 +250,7 @@ export function reviewAccess(req: SubjectAccessReviewRequest, deps: ReviewDeps):
   if (key === undefined || key.metadata?.uid !== req.uid) {
     return deny(req, SAR_REASONS.notFound, logName);
   }
-  const problem = keyProblem(key, deps);
+  const problem = keyProblem(key, deps) ?? rotated(key, req, deps.groupDomain);
   if (problem !== undefined) return deny(req, problem, name);
   const decision = authorizeScope(key, req, deps);
   return decision.denied ? deny(req, decision.reason, name) : noOpinion(req, name);
