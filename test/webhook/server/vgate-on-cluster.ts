@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { startServe, type StartedServe } from "../../../webhook/src/cli/serve-runtime.js";
+import type { ServeOptions } from "../../../webhook/src/cli/serve-options.js";
 import { createLogger } from "../../../webhook/src/server/logger.js";
 import { selfSignedTls } from "../../../webhook/src/server/tls.js";
 import {
@@ -50,6 +51,7 @@ export interface VgateOnCluster {
 export async function startVgateOnCluster(
   cluster: VgateCluster,
   domain: string,
+  more: Partial<ServeOptions> = {},
 ): Promise<VgateOnCluster> {
   const { admin, plane } = cluster;
   const group = `management.${domain}`;
@@ -100,6 +102,7 @@ export async function startVgateOnCluster(
         adminGroups: ["system:masters"],
         logLevel: "debug",
         dev: false,
+        ...more,
       },
       createLogger("debug", sink),
     );

@@ -63,6 +63,74 @@ function parseEndpointsOptions(
   };
 }
 
+/** Where the token and authorization webhooks take their settings from (the `vgate serve` flags). */
+export interface AuthOptions {
+  /** plain: spec.key is the token; hashed: the mutating webhook stores `sha256:<hex>` instead. */
+  keyStorage: "plain" | "hashed";
+  /** The audiences keys are valid for; undefined: any audience the API server accepts. */
+  audiences?: string[];
+  /** The name `clusters` scope entries match (besides "*"); "" matches only "*". */
+  clusterName: string;
+  /** A YAML file of named rule sets for `roles` scope entries. */
+  rolesFile?: string;
+  /** The namespace label that names a namespace's project. */
+  projectLabel: string;
+  /** The namespace label that names the virtual cluster a namespace hosts. */
+  virtualClusterLabel: string;
+}
+
+export const DEFAULT_PROJECT_LABEL = "loft.sh/project";
+export const DEFAULT_VIRTUAL_CLUSTER_LABEL = "loft.sh/vcluster-instance-name";
+
+export const DEFAULT_AUTH_OPTIONS: AuthOptions = Object.freeze({
+  keyStorage: "plain",
+  clusterName: "",
+  projectLabel: DEFAULT_PROJECT_LABEL,
+  virtualClusterLabel: DEFAULT_VIRTUAL_CLUSTER_LABEL,
+});
+
+function parseAuthOptions(v: Record<string, string | boolean | undefined>): AuthOptions {
+  const keyStorage = v["key-storage"];
+  if (keyStorage !== "plain" && keyStorage !== "hashed") {
+    throw usageError(`invalid --key-storage ${JSON.stringify(keyStorage)}: plain or hashed`);
+  }
+  const audiences =
+    typeof v["audiences"] === "string"
+      ? v["audiences"]
+          .split(",")
+          .map((a) => a.trim())
+          .filter(Boolean)
+      : undefined;
+  if (audiences && audiences.length === 0) {
+    throw usageError("--audiences needs at least one audience (omit it to accept any)");
+  }
+  for (const flag of ["project-label", "virtual-cluster-label"]) {
+    const label = v[flag] as string;
+    const errors = labelKeyErrors(label);
+    if (errors) throw usageError(`invalid --${flag} ${JSON.stringify(label)}: ${errors}`);
+  }
+  return {
+    keyStorage,
+    audiences,
+    clusterName: v["cluster-name"] as string,
+    rolesFile: typeof v["roles-file"] === "string" ? v["roles-file"] : undefined,
+    projectLabel: v["project-label"] as string,
+    virtualClusterLabel: v["virtual-cluster-label"] as string,
+  };
+}
+
+/** A label key: an optional DNS subdomain prefix and "/", then a name of at most 63 characters. */
+function labelKeyErrors(key: string): string | undefined {
+  const slash = key.lastIndexOf("/");
+  const name = key.slice(slash + 1);
+  if (!/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/.test(name)) {
+    return "a label key is an optional DNS prefix and '/', then up to 63 letters, digits, '-', '_' or '.'";
+  }
+  if (slash < 0) return undefined;
+  const errors = dns1123SubdomainErrors(key.slice(0, slash));
+  return errors.length ? `prefix: ${errors.join("; ")}` : undefined;
+}
+
 export interface ServeOptions {
   port: number;
   bindAddress: string;
@@ -74,6 +142,10 @@ export interface ServeOptions {
   logLevel: LevelWithSilent;
   dev: boolean;
   endpoints?: EndpointsOptions;
+  /** DEFAULT_AUTH_OPTIONS when omitted (tests that only need admission). */
+  auth?: AuthOptions;
+  /** How often status.lastActivity writes are flushed (not a flag; tests shorten it). */
+  activityFlushIntervalMs?: number;
   /** How often certificate files are checked for changes (not a flag; tests shorten it). */
   tlsReloadIntervalMs?: number;
 }
@@ -104,6 +176,12 @@ export function parseServeArgs(args: string[]): ServeOptions | "help" {
         "on-patch-error": { type: "string", default: "deny" },
         "patch-timeout": { type: "string", default: "100ms" },
         "patch-workers": { type: "string" },
+        "key-storage": { type: "string", default: "plain" },
+        audiences: { type: "string" },
+        "cluster-name": { type: "string", default: "" },
+        "roles-file": { type: "string" },
+        "project-label": { type: "string", default: DEFAULT_PROJECT_LABEL },
+        "virtual-cluster-label": { type: "string", default: DEFAULT_VIRTUAL_CLUSTER_LABEL },
       },
     });
   } catch (err) {
@@ -152,5 +230,6 @@ export function parseServeArgs(args: string[]): ServeOptions | "help" {
     logLevel: v["log-level"] as LevelWithSilent,
     dev: v.dev!,
     endpoints: parseEndpointsOptions(v),
+    auth: parseAuthOptions(v),
   };
 }

@@ -23,7 +23,8 @@ import { loadTlsFiles, selfSignedTls, watchTlsFiles, type TlsMaterial } from "..
 import { admitEndpoints, type EndpointsAdmission } from "../sync/admit-endpoints.js";
 import { CliError } from "./errors.js";
 import { startPatchRunner } from "./patch-runner.js";
-import type { EndpointsOptions, ServeOptions } from "./serve-options.js";
+import { createAuth, loadRoles, type AuthRuntime } from "./serve-auth.js";
+import { DEFAULT_AUTH_OPTIONS, type EndpointsOptions, type ServeOptions } from "./serve-options.js";
 import { loadVCluster } from "./vcluster-flags.js";
 
 /** What start-up has started so far, stopped in reverse order when a later step fails. */
@@ -80,15 +81,27 @@ async function loadTls(opts: ServeOptions): Promise<TlsMaterial> {
 function connectApi(
   kc: ClientConfig | null,
   opts: ServeOptions,
-  identityGroup: string,
+  auth: AuthRuntime,
   logger: Logger,
 ): KubeApi {
+  const identity = resourceIdentity(opts.groupDomain);
   if (!kc) {
     logger.warn("no kubeconfig found: checks that need the API server will fail closed (--dev)");
+    auth.connect(null);
     return new UnavailableApi();
   }
-  logger.info({ server: kc.getCurrentCluster()?.server, group: identityGroup }, "using API server");
-  return new ApiClient(kc, resourceIdentity(opts.groupDomain));
+  logger.info(
+    { server: kc.getCurrentCluster()?.server, group: identity.group },
+    "using API server",
+  );
+  const api = new ApiClient(kc, identity, {
+    onAccessKeyChange: auth.onAccessKeyChange,
+    watchNamespaces: true,
+    onCacheError: (cache, message) =>
+      logger.warn({ cache, err: message }, "watch cache unsynced; relisting"),
+  });
+  auth.connect(api);
+  return api;
 }
 
 interface StartedEndpoints {
@@ -181,10 +194,20 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
     env: process.env,
     allowMissing: opts.dev,
   });
+  const authOpts = opts.auth ?? DEFAULT_AUTH_OPTIONS;
+  const roles = await loadRoles(authOpts, opts.groupDomain);
   const endpoints = opts.endpoints ? await startEndpoints(opts.endpoints, logger, undo) : undefined;
-  const api = connectApi(kc, opts, identity.group, logger);
+  const auth = createAuth(authOpts, identity, roles, logger, opts.activityFlushIntervalMs);
+  const api = connectApi(kc, opts, auth, logger);
   undo.push(() => api.close?.());
-  const deps: AccessKeyAdmission = { identity, adminGroups: opts.adminGroups, api };
+  undo.push(() => auth.close());
+  const deps: AccessKeyAdmission = {
+    identity,
+    adminGroups: opts.adminGroups,
+    api,
+    keyStorage: authOpts.keyStorage,
+    namesWithSameKey: auth.namesWithSameKey,
+  };
   const app = createApp({
     logger,
     metrics: createMetrics(),
@@ -193,6 +216,7 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
       "/validate/ownedaccesskeys": (req) => admitValidate(req, deps),
       ...(endpoints ? { "/mutate/endpoints": endpoints.admit } : {}),
     },
+    reviews: auth.reviews,
     ready: opts.dev ? undefined : () => api.ready(),
   });
   const server = await listenOrExplain(app, tls, opts);
@@ -215,6 +239,8 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
     stop: async () => {
       unwatch();
       await server.close();
+      // The last uses of keys are written before the API client goes.
+      await auth.close();
       api.close?.();
       await endpoints?.close();
       flushLogs(logger);

@@ -4,13 +4,20 @@ import { DEFAULT_GROUP_DOMAIN } from "../api/ownedaccesskey.js";
 import { LOG_LEVELS } from "../server/logger.js";
 import type { Command } from "./command.js";
 import { EXIT } from "./errors.js";
-import { parseServeArgs } from "./serve-options.js";
+import {
+  DEFAULT_PROJECT_LABEL,
+  DEFAULT_VIRTUAL_CLUSTER_LABEL,
+  parseServeArgs,
+} from "./serve-options.js";
 
-const HELP = `Serve the vgate admission webhooks over HTTPS.
+const HELP = `Serve the vgate admission, token and authorization webhooks over HTTPS.
 
 Routes:
   POST /mutate/ownedaccesskeys     mutating webhook: names, generateName, CREATE defaults
   POST /validate/ownedaccesskeys   validating webhook: metadata rules, spec checks, ownership
+  POST /authenticate               token webhook: TokenReview (v1, v1beta1) for access keys
+  POST /authorize                  authorization webhook: SubjectAccessReview (v1, v1beta1);
+                                   denies what a key's scope does not allow, else no opinion
   GET  /healthz                    liveness
   GET  /readyz                     ready when TLS is loaded and the API server answered discovery
   GET  /metrics                    Prometheus metrics
@@ -30,6 +37,17 @@ Flags:
       --log-level string              One of ${LOG_LEVELS.join(", ")} (default "info")
       --dev                           Serve a self-signed certificate made at start; run without an API server
                                       (checks that need one then fail closed with a clear message)
+
+Access keys as credentials (POST /authenticate, POST /authorize):
+      --key-storage string            plain: spec.key is the token; hashed: store only sha256:<hex> of
+                                      client-supplied keys (default "plain"; use hashed with more than one user)
+      --audiences strings             Audiences keys are valid for (default: any the API server accepts)
+      --cluster-name string           The name "clusters" scope entries match, besides "*"
+      --roles-file string             YAML file of named rule sets for "roles" scope entries
+                                      (loft-cli is built in)
+      --project-label string          Namespace label naming a namespace's project (default "${DEFAULT_PROJECT_LABEL}")
+      --virtual-cluster-label string  Namespace label naming the virtual cluster a namespace hosts
+                                      (default "${DEFAULT_VIRTUAL_CLUSTER_LABEL}")
 
 Endpoint-sync patches (POST /mutate/endpoints, enabled by --config):
       --config string                 vCluster config file whose sync.toHost.endpoints patches to apply

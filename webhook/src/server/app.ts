@@ -24,14 +24,24 @@ import {
 } from "./body.js";
 import { scrubReview, scrubText, SecretValues } from "./scrub.js";
 import type { TlsMaterial } from "./tls.js";
+import type { ReviewAnswer } from "../auth/contracts.js";
 
 export type Admit = (req: AdmissionRequest) => Promise<AdmissionReviewResponse>;
+
+/**
+ * A TokenReview or SubjectAccessReview route: the parsed JSON body in, the review to send back
+ * out. A body that is no such review throws a KubeError (400); the answer is otherwise always HTTP
+ * 200 with the decision inside, as kube-apiserver expects of its webhooks.
+ */
+export type Review = (body: unknown) => ReviewAnswer;
 
 export interface AppOptions {
   logger: Logger;
   metrics: Metrics;
   /** Admission routes: path -> handler, e.g. "/validate/ownedaccesskeys". */
   routes: Record<string, Admit>;
+  /** Authentication and authorization routes: path -> handler, e.g. "/authenticate". */
+  reviews?: Record<string, Review>;
   /** Readiness beyond TLS being loaded (API discovery); omitted in --dev. */
   ready?: () => Promise<boolean>;
   /** Size, time and shared-budget limits of request bodies; body.ts's defaults when omitted. */
@@ -103,6 +113,53 @@ function admissionHandler(path: string, admit: Admit, opts: AppOptions) {
 }
 
 /**
+ * A TokenReview or SubjectAccessReview: synchronous (answered from the watch caches), so the whole
+ * request is one turn of the event loop. The log line names the key, never the token.
+ */
+function reviewHandler(path: string, review: Review, opts: AppOptions) {
+  const route = path.replace(/^\//, "");
+  return (req: Request, res: Response): void => {
+    const started = process.hrtime.bigint();
+    let code = 200;
+    let log: ReviewAnswer["log"] | undefined;
+    let error: string | undefined;
+    let parsed: unknown;
+    try {
+      parsed = parseJsonBody(req.body);
+      const answer = review(parsed);
+      log = answer.log;
+      sendJson(res, answer.body);
+    } catch (err) {
+      const e = asKubeError(err);
+      code = e.code;
+      // Messages are built without the token, but pass the scrubber like every other, with the
+      // request's secret values (its `token`).
+      const secrets = SecretValues.of(parsed);
+      error = scrubText(e.message, secrets);
+      sendStatus(res, e, secrets);
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const decision = log?.decision ?? "error";
+      recordRequest(opts.metrics, { route, operation: "review", allowed: decision }, seconds);
+      opts.logger[code >= 500 ? "error" : "info"](
+        {
+          route,
+          // Not "key": the redactor treats a field of that name as a secret (spec.key).
+          accessKey: log?.key,
+          user: log?.user,
+          decision,
+          reason: log?.reason,
+          code,
+          latencyMs: Math.round(seconds * 1e6) / 1e3,
+          error,
+        },
+        "review",
+      );
+    }
+  };
+}
+
+/**
  * Counts a body refused before its request was handled, and logs it: a shed body (429: vgate was
  * full) at info, like other 4xx answers; a client's own fault (too large, compressed, stalled) at
  * debug, so that a hostile client cannot flood the log.
@@ -124,7 +181,11 @@ function bodyRefused(opts: AppOptions) {
  * answer itself.
  */
 function sendReview(res: Response, review: AdmissionReviewResponse): void {
-  const payload = JSON.stringify(review);
+  sendJson(res, review);
+}
+
+function sendJson(res: Response, body: object): void {
+  const payload = JSON.stringify(body);
   res.writeHead(200, {
     "Content-Type": "application/json; charset=utf-8",
     "Content-Length": Buffer.byteLength(payload),
@@ -133,10 +194,7 @@ function sendReview(res: Response, review: AdmissionReviewResponse): void {
 }
 
 function notAllowed(_req: Request, res: Response): void {
-  sendStatus(
-    res,
-    new KubeError(405, "MethodNotAllowed", "only POST is allowed on admission routes"),
-  );
+  sendStatus(res, new KubeError(405, "MethodNotAllowed", "only POST is allowed on review routes"));
 }
 
 export function createApp(opts: AppOptions): express.Express {
@@ -149,6 +207,10 @@ export function createApp(opts: AppOptions): express.Express {
   // Admission routes first: the router tries layers in order, and these take nearly all requests.
   for (const [path, admit] of Object.entries(opts.routes)) {
     app.post(path, requireJson, body, admissionHandler(path, admit, opts));
+    app.all(path, notAllowed);
+  }
+  for (const [path, review] of Object.entries(opts.reviews ?? {})) {
+    app.post(path, requireJson, body, reviewHandler(path, review, opts));
     app.all(path, notAllowed);
   }
   app.get("/healthz", (_req, res) => {

@@ -1,0 +1,124 @@
+// The token and authorization webhooks of `vgate serve`, wired together: the key index follows the
+// OwnedAccessKey watch cache, the activity recorder writes status.lastActivity in the background,
+// the namespace cache maps scopes, and the two review routes answer from memory.
+
+import type { ResourceIdentity } from "../api/ownedaccesskey.js";
+import { asKubeError } from "../api/status.js";
+import { ActivityRecorder } from "../auth/activity.js";
+import type { KeysByName, NamespaceLabels } from "../auth/contracts.js";
+import { KeyIndex } from "../auth/key-index.js";
+import { builtInRoles, MAX_ROLES_FILE_BYTES, parseRolesFile, type RoleSet } from "../auth/roles.js";
+import { readTextFile } from "../config/read-file.js";
+import { decodeSubjectAccessReview, reviewAccess } from "../auth/subject-access-review.js";
+import { decodeTokenReview, reviewToken } from "../auth/token-review.js";
+import type { ChangeType } from "../kube/watch-cache.js";
+import type { Review } from "../server/app.js";
+import type { Logger } from "../server/logger.js";
+import { CliError } from "./errors.js";
+import type { AuthOptions } from "./serve-options.js";
+
+/** What the auth side needs of the API client (kube/api-client.ts); absent in --dev. */
+export interface AuthApi {
+  accessKeyView(): KeysByName;
+  namespaceView(): NamespaceLabels;
+  patchAccessKeyStatus(name: string, lastActivity: string): Promise<"written" | "gone">;
+}
+
+export interface AuthRuntime {
+  /** Feeds the key index; give it to the API client's onAccessKeyChange. */
+  onAccessKeyChange(type: ChangeType, name: string): void;
+  /** Names other keys stored with the same key (the validating webhook refuses duplicates). */
+  namesWithSameKey(stored: string): string[];
+  /** Starts the background writer, once the API client exists. */
+  connect(api: AuthApi | null): void;
+  reviews: Record<string, Review>;
+  close(): Promise<void>;
+}
+
+const NEVER_SYNCED: KeysByName & NamespaceLabels = {
+  synced: () => false,
+  get: () => undefined,
+  labels: () => undefined,
+};
+
+/** Reads and checks --roles-file; a bad file stops start-up with the reason. */
+export async function loadRoles(opts: AuthOptions, groupDomain: string): Promise<RoleSet> {
+  if (!opts.rolesFile) return builtInRoles(groupDomain);
+  let text: string;
+  try {
+    text = await readTextFile(
+      opts.rolesFile,
+      MAX_ROLES_FILE_BYTES,
+      `--roles-file ${opts.rolesFile}`,
+    );
+  } catch (err) {
+    throw new CliError(err instanceof Error ? err.message : String(err));
+  }
+  try {
+    return parseRolesFile(text, groupDomain);
+  } catch (err) {
+    throw new CliError(`--roles-file ${opts.rolesFile}: ${asKubeError(err).message}`);
+  }
+}
+
+export function createAuth(
+  opts: AuthOptions,
+  identity: ResourceIdentity,
+  roles: RoleSet,
+  logger: Logger,
+  flushIntervalMs?: number,
+): AuthRuntime {
+  const groupDomain = identity.group.replace(/^management\./, "");
+  let keys: KeysByName = NEVER_SYNCED;
+  let namespaces: NamespaceLabels = NEVER_SYNCED;
+  const index = new KeyIndex({ synced: () => keys.synced(), get: (n) => keys.get(n) });
+  let recorder: ActivityRecorder | undefined;
+
+  const authenticate: Review = (body) =>
+    reviewToken(decodeTokenReview(body), {
+      index,
+      groupDomain,
+      audiences: opts.audiences,
+      now: Date.now,
+      localLastActivity: (name) => recorder?.latest(name),
+      recordActivity: (key, at) => recorder?.record(key, at),
+    });
+  const authorize: Review = (body) =>
+    reviewAccess(decodeSubjectAccessReview(body), {
+      keys,
+      namespaces,
+      groupDomain,
+      clusterName: opts.clusterName,
+      projectLabel: opts.projectLabel,
+      virtualClusterLabel: opts.virtualClusterLabel,
+      roles,
+      now: Date.now,
+      localLastActivity: (name) => recorder?.latest(name),
+    });
+
+  return {
+    onAccessKeyChange: (type, name) => {
+      index.apply(type, name);
+      if (type === "DELETED") recorder?.forget(name);
+    },
+    namesWithSameKey: (stored) => index.namesWithSameKey(stored),
+    connect: (api) => {
+      if (!api) return;
+      keys = api.accessKeyView();
+      namespaces = api.namespaceView();
+      recorder = new ActivityRecorder((name, at) => api.patchAccessKeyStatus(name, at), {
+        flushIntervalMs,
+        onError: (name, err) =>
+          logger.warn(
+            { key: name, err: asKubeError(err).message },
+            "cannot record the last activity of an access key; retrying at the next flush",
+          ),
+      });
+      recorder.start();
+    },
+    reviews: { "/authenticate": authenticate, "/authorize": authorize },
+    close: async () => {
+      await recorder?.stop();
+    },
+  };
+}
