@@ -7,6 +7,7 @@ import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import { wantsRealCluster } from "./cluster.js";
 import { Contract } from "./contract.js";
 import { createTests } from "./create.js";
+import { credentialsTests } from "./credentials.js";
 import { deleteTests } from "./delete.js";
 import { dryRunTests } from "./dry-run.js";
 import { firstStepsTests } from "./first-steps.js";
@@ -36,5 +37,10 @@ const skip = !real && !HAVE_KUBE;
     describe("422 Invalid", () => invalidTests(contract));
     describe("ownership", () => ownershipTests(contract));
     describe("a new user's first steps", () => firstStepsTests(contract));
+    // A real cluster's kube-apiserver must be wired with manifests/apiserver/ for these.
+    (!real || process.env["VGATE_E2E_AUTH"] === "1" ? describe : describe.skip)(
+      `access keys as credentials${real && process.env["VGATE_E2E_AUTH"] !== "1" ? " (skipped: set VGATE_E2E_AUTH=1 when the cluster's kube-apiserver uses manifests/apiserver/)" : ""}`,
+      () => credentialsTests(contract),
+    );
   },
 );

@@ -7,6 +7,7 @@
 // One cluster serves the whole test run (`sharedCluster()`); `make apiserver` and tests that need
 // their own flags start another with `startVgateCluster()`.
 
+import { randomBytes } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { parseAllDocuments } from "yaml";
@@ -36,6 +37,11 @@ export interface VgateClusterOptions extends ControlPlaneOptions {
   vgateLog?: string;
   /** More `vgate serve` flags. */
   vgateArgs?: readonly string[];
+  /**
+   * kube-apiserver's --authentication-token-webhook-cache-ttl; "1s" unless set, so that a disabled
+   * key stops working at once ("0s": no cache).
+   */
+  tokenCacheTtl?: string;
 }
 
 export interface VgateCluster {
@@ -60,7 +66,20 @@ export interface VgateCluster {
 }
 
 export async function startVgateCluster(opts: VgateClusterOptions = {}): Promise<VgateCluster> {
-  const plane = await startControlPlane(opts);
+  // kube-apiserver is started with vgate's token and authorization webhooks, so vgate's port must
+  // be known first; vgate itself starts once the API server it watches is up.
+  const port = await freePort();
+  const plane = await startControlPlane({
+    ...opts,
+    configure: async (dir) => {
+      const wiring = apiserverWiring(dir, `https://127.0.0.1:${port}`, opts.tokenCacheTtl ?? "1s");
+      const own = (await opts.configure?.(dir)) ?? {};
+      return {
+        files: { ...wiring.files, ...own.files },
+        args: [...wiring.args, ...(own.args ?? [])],
+      };
+    },
+  });
   const admin = plane.admin;
   let vgate: Supervised | undefined;
   try {
@@ -72,7 +91,6 @@ export async function startVgateCluster(opts: VgateClusterOptions = {}): Promise
     const tls = await servingCert(plane.ca, [`vgate.${VGATE_NAMESPACE}.svc`, "localhost"]);
     await writeFile(join(vgateDir, "tls.crt"), tls.cert);
     await writeFile(join(vgateDir, "tls.key"), tls.key, { mode: 0o600 });
-    const port = await freePort();
     const vgateUrl = `https://127.0.0.1:${port}`;
     const vgateLog = opts.vgateLog ?? join(plane.dir, "vgate.log");
     vgate = supervise(
@@ -182,6 +200,43 @@ async function vgateIdentity(plane: ControlPlane, admin: KubeTestClient): Promis
   return plane.tokenKubeconfig(token, "vgate");
 }
 
+/** Where manifests/apiserver/ expects vgate and its CA, rewritten for the test rig. */
+const MANIFEST_VGATE_URL = "https://vgate.vgate-system.svc:443";
+const MANIFEST_VGATE_DIR = "/etc/kubernetes/vgate/";
+
+/**
+ * manifests/apiserver/ as a cluster admin installs it: the two webhook kubeconfigs, the
+ * AuthorizationConfiguration and the flags of kube-apiserver.flags, with vgate's address made
+ * `vgateUrl` and /etc/kubernetes/vgate/ made the rig's working directory (whose ca.crt signed
+ * vgate's serving certificate). Only the token cache TTL differs from the file: `tokenCacheTtl`.
+ */
+export function apiserverWiring(
+  dir: string,
+  vgateUrl: string,
+  tokenCacheTtl: string,
+): { files: Record<string, string>; args: string[] } {
+  const rewrite = (text: string): string =>
+    text.replaceAll(MANIFEST_VGATE_URL, vgateUrl).replaceAll(MANIFEST_VGATE_DIR, `${dir}/`);
+  const files: Record<string, string> = {};
+  for (const name of [
+    "token-webhook.kubeconfig",
+    "authorization-webhook.kubeconfig",
+    "authorization-config.yaml",
+  ]) {
+    files[name] = rewrite(repoFile(`manifests/apiserver/${name}`));
+  }
+  const args = repoFile("manifests/apiserver/kube-apiserver.flags")
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line.startsWith("--"))
+    .map((flag) =>
+      flag.startsWith("--authentication-token-webhook-cache-ttl=")
+        ? `--authentication-token-webhook-cache-ttl=${tokenCacheTtl}`
+        : rewrite(flag),
+    );
+  return { files, args };
+}
+
 /** manifests/webhook-configurations.yaml with service references made URLs, caBundle filled. */
 async function installWebhooks(admin: KubeTestClient, port: number, caPem: string): Promise<void> {
   for (const config of manifestObjects("manifests/webhook-configurations.yaml")) {
@@ -206,18 +261,20 @@ async function waitForWebhooks(admin: KubeTestClient, vgate: Supervised): Promis
     apiVersion: `management.${DEFAULT_GROUP_DOMAIN}/v1`,
     kind: "OwnedAccessKey",
     metadata: { name: "vgate-install-probe" },
-    spec: { user: "admin", type: "User" },
+    // A key of its own, so the probe passes with --key-storage=hashed too; the mutating webhook's
+    // default displayName shows that it ran.
+    spec: { user: "admin", type: "User", key: randomBytes(32).toString("base64url") },
   };
   await waitUntil(
     "its webhooks called by kube-apiserver",
     vgate,
     async () => {
-      const res = await admin.request<{ spec?: { key?: string } }>(
+      const res = await admin.request<{ spec?: { displayName?: string } }>(
         "POST",
         `/apis/management.${DEFAULT_GROUP_DOMAIN}/v1/ownedaccesskeys?dryRun=All`,
         probe,
       );
-      return res.status === 201 && Boolean(res.body.spec?.key);
+      return res.status === 201 && res.body.spec?.displayName === probe.metadata.name;
     },
     30_000,
   );

@@ -24,6 +24,11 @@ export interface ControlPlaneOptions {
   apiserverArgs?: readonly string[];
   /** Files written into the working directory before kube-apiserver starts (name → content). */
   files?: Record<string, string>;
+  /**
+   * More files and flags that must name the working directory (config files that point at each
+   * other); called once it exists, before kube-apiserver starts.
+   */
+  configure?: (dir: string) => Promise<{ files?: Record<string, string>; args?: string[] }>;
   /** Listen on this port instead of a free one. */
   port?: number;
   /** How long each process may take to become ready; 60 s (CI machines are slow). */
@@ -76,7 +81,9 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     clientCert(ca, ADMIN.user, ADMIN.groups),
   ]);
   const sa = serviceAccountKeys();
+  const configured = (await opts.configure?.(dir)) ?? {};
   const files: Record<string, string> = {
+    ...configured.files,
     "ca.crt": ca.cert,
     "apiserver.crt": serving.cert,
     "apiserver.key": serving.key,
@@ -95,7 +102,10 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     apiserver = supervise(
       "kube-apiserver",
       bins.kubeApiserver,
-      [...apiserverFlags(dir, port, etcd.url), ...(opts.apiserverArgs ?? [])],
+      withArgs(apiserverFlags(dir, port, etcd.url), [
+        ...(configured.args ?? []),
+        ...(opts.apiserverArgs ?? []),
+      ]),
       join(dir, "kube-apiserver.log"),
     );
     const tls = { ca: ca.cert, cert: adminCert.cert, key: adminCert.key };
@@ -178,6 +188,15 @@ function apiserverFlags(dir: string, port: number, etcdUrl: string): string[] {
     `--service-account-signing-key-file=${join(dir, "sa.key")}`,
     "--profiling=false",
   ];
+}
+
+/**
+ * The defaults and then `extra`. A structured --authorization-config replaces --authorization-mode
+ * (kube-apiserver refuses both), so the default mode goes when one is given.
+ */
+function withArgs(defaults: string[], extra: readonly string[]): string[] {
+  const config = extra.some((a) => a.startsWith("--authorization-config="));
+  return [...defaults.filter((a) => !(config && a.startsWith("--authorization-mode="))), ...extra];
 }
 
 async function startEtcd(

@@ -21,6 +21,10 @@ export interface PolicyRule {
 export function vgateRules(group: string): PolicyRule[] {
   return [
     { apiGroups: [group], resources: ["ownedaccesskeys"], verbs: ["get", "list", "watch"] },
+    // status.lastActivity, written by the token webhook at most once a minute per key.
+    { apiGroups: [group], resources: ["ownedaccesskeys/status"], verbs: ["patch"] },
+    // Namespace labels map projects, spaces and virtual clusters for the authorization webhook.
+    { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list", "watch"] },
     { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
   ];
 }
