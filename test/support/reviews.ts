@@ -2,7 +2,7 @@
 // test/fixtures/k8s-wire/admission.k8s.io.v1.AdmissionReview.json (a CREATE as kube-apiserver
 // sends it; see test/fixtures/README.md).
 
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { fixture } from "./fixtures.js";
 
 type Json = Record<string, unknown>;
@@ -29,7 +29,8 @@ export function accessKey(
     apiVersion: `${group}/v1`,
     kind: "OwnedAccessKey",
     metadata: { name, ...metadata },
-    spec: { user: "alice", type: "User", key: "k".repeat(43), ...spec },
+    // A key of its own each time: vgate refuses a key another stored object already has.
+    spec: { user: "alice", type: "User", key: randomBytes(32).toString("base64url"), ...spec },
   };
 }
 
