@@ -45,6 +45,12 @@ describe("vgate CLI", function () {
       "--admin-groups",
       "--log-level",
       "--dev",
+      "--key-storage",
+      "--audiences",
+      "--cluster-name",
+      "--roles-file",
+      "--project-label",
+      "--virtual-cluster-label",
     ]) {
       assert.ok(r.stdout.includes(flag), `help does not mention ${flag}`);
     }
@@ -64,6 +70,27 @@ describe("vgate CLI", function () {
     const unknownFlag = run("serve", "--dve");
     assert.equal(unknownFlag.status, 2);
     assert.match(unknownFlag.stderr, /Unknown option '--dve'/);
+  });
+
+  it("rejects bad access-key flags with exit code 2, naming the flag", () => {
+    const cases: [string[], RegExp][] = [
+      [
+        ["--key-storage", "encrypted"],
+        /^error: invalid --key-storage "encrypted": plain or hashed/,
+      ],
+      [["--audiences", " , "], /^error: --audiences needs at least one audience/],
+      [["--project-label", "a b"], /^error: invalid --project-label "a b": a label key/],
+      [
+        ["--virtual-cluster-label=-x.io/y"],
+        /^error: invalid --virtual-cluster-label "-x\.io\/y": prefix/,
+      ],
+      [["--virtual-cluster-label", `${"n".repeat(64)}`], /^error: invalid --virtual-cluster-label/],
+    ];
+    for (const [flags, message] of cases) {
+      const r = run("serve", "--dev", ...flags);
+      assert.equal(r.status, 2, `${flags.join(" ")}: ${r.stderr}`);
+      assert.match(r.stderr, message);
+    }
   });
 
   it("fails with exit code 1 and names the file when a certificate cannot be read", () => {
@@ -253,6 +280,22 @@ describe("vgate CLI", function () {
           ...local,
         ],
         `--tls-cert-file ${key} holds no PEM certificate`,
+      );
+    });
+
+    it("an unreadable or invalid --roles-file", () => {
+      const roles = join(dir, "roles.yaml");
+      writeFileSync(
+        roles,
+        "roles:\n  - name: deployer\n    rules:\n      - apiGroups: [apps]\n        resources: [deployments]\n",
+      );
+      failsAtOnce(
+        ["--dev", "--roles-file", roles, ...local],
+        `--roles-file ${roles}: invalid roles file: roles[0].rules[0].verbs: Required value: verbs must contain at least one value`,
+      );
+      failsAtOnce(
+        ["--dev", "--roles-file", join(dir, "missing.yaml"), ...local],
+        `cannot read --roles-file ${join(dir, "missing.yaml")}: ENOENT`,
       );
     });
 
