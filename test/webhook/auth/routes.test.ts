@@ -124,6 +124,18 @@ interface TokenStatus {
         });
         assert.ok(!res.text.includes(k.token), "the answer never carries the token");
       }
+      // One log line per review, naming the key and the user, never the token.
+      const logged = v.logLines
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l["msg"] === "review" && l["accessKey"] === k.name);
+      assert.ok(logged.length >= 2, "both reviews are logged");
+      for (const line of logged) {
+        assert.equal(line["route"], "authenticate");
+        assert.equal(line["user"], "alice");
+        assert.equal(line["decision"], "authenticated");
+        assert.equal(line["code"], 200);
+      }
+      assert.ok(!v.logLines.join("\n").includes(k.token), "the token never reaches the log");
     });
 
     it("a sha256: stored key logs in with its token; team and subject keys get their usernames", async () => {
