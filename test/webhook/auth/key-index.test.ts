@@ -1,41 +1,10 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { describe, it } from "mocha";
+import { accessKey, FakeKeys } from "./fake-keys.js";
 import type { OwnedAccessKey } from "../../../webhook/src/api/ownedaccesskey.js";
 import { hashKey } from "../../../webhook/src/accesskeys/key-hash.js";
 import { KeyIndex } from "../../../webhook/src/auth/key-index.js";
-import type { KeysByName } from "../../../webhook/src/auth/contracts.js";
-
-/** A stand-in for the watch cache. */
-class FakeKeys implements KeysByName {
-  readonly objects = new Map<string, OwnedAccessKey>();
-  isSynced = true;
-  synced(): boolean {
-    return this.isSynced;
-  }
-  get(name: string): OwnedAccessKey | undefined {
-    return this.objects.get(name);
-  }
-}
-
-function accessKey(
-  name: string,
-  spec: Record<string, unknown>,
-  extra: { metadata?: Record<string, unknown>; status?: Record<string, unknown> } = {},
-): OwnedAccessKey {
-  return {
-    apiVersion: "management.loft.sh/v1",
-    kind: "OwnedAccessKey",
-    metadata: {
-      name,
-      uid: `uid-${name}`,
-      creationTimestamp: "2026-03-01T00:00:00Z",
-      ...extra.metadata,
-    },
-    spec,
-    status: extra.status ?? {},
-  } as OwnedAccessKey;
-}
 
 function setup() {
   const keys = new FakeKeys();

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { describe, it } from "mocha";
+import { accessKey, FakeKeys } from "./fake-keys.js";
 import type { OwnedAccessKey } from "../../../webhook/src/api/ownedaccesskey.js";
 import { KubeError } from "../../../webhook/src/api/status.js";
-import { accessKeyExtra, type KeysByName } from "../../../webhook/src/auth/contracts.js";
+import { accessKeyExtra } from "../../../webhook/src/auth/contracts.js";
 import { hashKey } from "../../../webhook/src/accesskeys/key-hash.js";
 import { KeyIndex } from "../../../webhook/src/auth/key-index.js";
 import {
@@ -34,36 +35,6 @@ function wire(token: string, audiences?: string[], apiVersion = V1): unknown {
       status: { user: {} },
     }),
   );
-}
-
-class FakeKeys implements KeysByName {
-  readonly objects = new Map<string, OwnedAccessKey>();
-  isSynced = true;
-  synced(): boolean {
-    return this.isSynced;
-  }
-  get(name: string): OwnedAccessKey | undefined {
-    return this.objects.get(name);
-  }
-}
-
-function accessKey(
-  name: string,
-  spec: Record<string, unknown>,
-  more: { metadata?: Record<string, unknown>; status?: Record<string, unknown> } = {},
-): OwnedAccessKey {
-  return {
-    apiVersion: "management.loft.sh/v1",
-    kind: "OwnedAccessKey",
-    metadata: {
-      name,
-      uid: `uid-${name}`,
-      creationTimestamp: "2026-03-01T00:00:00Z",
-      ...more.metadata,
-    },
-    spec,
-    status: more.status ?? {},
-  } as OwnedAccessKey;
 }
 
 function setup(keys: OwnedAccessKey[], overrides: Partial<TokenReviewDeps> = {}) {

@@ -5,6 +5,7 @@
 import { parseArgs } from "node:util";
 import type { LevelWithSilent } from "pino";
 import { dns1123SubdomainErrors } from "../accesskeys/names.js";
+import { DEFAULT_PROJECT_LABEL, DEFAULT_VIRTUAL_CLUSTER_LABEL } from "../auth/scope-authorizer.js";
 import { DEFAULT_GROUP_DOMAIN } from "../api/ownedaccesskey.js";
 import { LOG_LEVELS } from "../server/logger.js";
 import { parseDuration } from "./duration.js";
@@ -79,8 +80,7 @@ export interface AuthOptions {
   virtualClusterLabel: string;
 }
 
-export const DEFAULT_PROJECT_LABEL = "loft.sh/project";
-export const DEFAULT_VIRTUAL_CLUSTER_LABEL = "loft.sh/vcluster-instance-name";
+export { DEFAULT_PROJECT_LABEL, DEFAULT_VIRTUAL_CLUSTER_LABEL };
 
 export const DEFAULT_AUTH_OPTIONS: AuthOptions = Object.freeze({
   keyStorage: "plain",
