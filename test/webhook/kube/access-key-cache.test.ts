@@ -15,6 +15,7 @@ import {
   parseList,
   type CacheTransport,
   type ChangeType,
+  withoutBookkeeping,
 } from "../../../webhook/src/kube/access-key-cache.js";
 import { ApiClient, type ApiClientOptions } from "../../../webhook/src/kube/api-client.js";
 import { loadKubeConfig } from "../../../webhook/src/kube/kubeconfig.js";
@@ -381,6 +382,41 @@ class ListVersions implements CacheTransport {
 });
 
 describe("access key cache parsing", () => {
+  it("keeps neither managedFields nor kubectl's last-applied copy, and everything else", () => {
+    const stored = {
+      apiVersion: "management.loft.sh/v1",
+      kind: "OwnedAccessKey",
+      metadata: {
+        name: "k",
+        uid: "u",
+        resourceVersion: "7",
+        creationTimestamp: "2026-01-01T00:00:00Z",
+        labels: { a: "b" },
+        annotations: {
+          "kubectl.kubernetes.io/last-applied-configuration": '{"spec":{"key":"secret"}}',
+          keep: "me",
+        },
+        managedFields: [{ manager: "kubectl", operation: "Apply", fieldsType: "FieldsV1" }],
+      },
+      spec: { key: "secret", user: "alice" },
+      status: { lastActivity: "2026-01-02T00:00:00Z" },
+    };
+    const lean = withoutBookkeeping(structuredClone(stored));
+    assert.deepEqual(lean, {
+      ...stored,
+      metadata: {
+        name: "k",
+        uid: "u",
+        resourceVersion: "7",
+        creationTimestamp: "2026-01-01T00:00:00Z",
+        labels: { a: "b" },
+        annotations: { keep: "me" },
+      },
+    });
+    const plain = { metadata: { name: "p" }, spec: {} };
+    assert.equal(withoutBookkeeping(plain), plain, "nothing to drop: the object itself");
+  });
+
   it("parses a list page and refuses answers that are not one", () => {
     const page = parseList({
       status: 200,
