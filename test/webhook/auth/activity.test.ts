@@ -46,6 +46,25 @@ function fakeWriter() {
 }
 
 describe("ActivityRecorder", () => {
+  it("writes at most maxWritesPerFlush keys per flush, oldest first, and loses none", async () => {
+    const w = fakeWriter();
+    const rec = new ActivityRecorder(w.writer, { now: () => T0, maxWritesPerFlush: 200 });
+    for (let i = 0; i < 500; i++) rec.record(key(`k${i}`), T0 + i);
+    await rec.flush();
+    assert.equal(w.writes.length, 200);
+    assert.deepEqual(
+      w.writes.map((x) => x.name).sort(),
+      Array.from({ length: 200 }, (_, i) => `k${i}`).sort(),
+      "the oldest uses go first",
+    );
+    assert.equal(rec.pending, 300);
+    await rec.flush();
+    await rec.flush();
+    assert.equal(w.writes.length, 500);
+    assert.equal(new Set(w.writes.map((x) => x.name)).size, 500, "each key once");
+    assert.equal(rec.pending, 0);
+  });
+
   it("formats lastActivity as metav1.Time does (UTC, whole seconds)", () => {
     assert.equal(rfc3339Seconds(Date.parse("2026-03-10T01:02:03.999Z")), "2026-03-10T01:02:03Z");
     assert.equal(rfc3339Seconds(0), "1970-01-01T00:00:00Z");
@@ -241,7 +260,7 @@ describe("ActivityRecorder", () => {
   it("keeps memory bounded: written entries older than a minute are pruned", async () => {
     let now = T0;
     const w = fakeWriter();
-    const rec = new ActivityRecorder(w.writer, { now: () => now });
+    const rec = new ActivityRecorder(w.writer, { now: () => now, maxWritesPerFlush: 1000 });
     for (let i = 0; i < 1000; i++) rec.record(key(`k${i}`), T0);
     await rec.flush();
     assert.equal(rec.latest("k1"), T0);

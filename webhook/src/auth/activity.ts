@@ -10,6 +10,8 @@ import { ownPath } from "../accesskeys/json-fields.js";
 export type ActivityWriter = (name: string, lastActivity: string) => Promise<"written" | "gone">;
 
 export interface ActivityOptions {
+  /** Writes per flush at most (200 every 10 s: 20 a second); the rest wait for the next flush. */
+  maxWritesPerFlush?: number;
   minIntervalMs?: number;
   flushIntervalMs?: number;
   concurrency?: number;
@@ -31,6 +33,7 @@ export class ActivityRecorder {
   private readonly minIntervalMs: number;
   private readonly flushIntervalMs: number;
   private readonly concurrency: number;
+  private readonly maxWritesPerFlush: number;
   private readonly now: () => number;
   private readonly onError: ((name: string, err: unknown) => void) | undefined;
   /** The newest activity this recorder queued or wrote, per key (ms; written in whole seconds). */
@@ -50,6 +53,7 @@ export class ActivityRecorder {
     this.minIntervalMs = options.minIntervalMs ?? 60_000;
     this.flushIntervalMs = options.flushIntervalMs ?? 10_000;
     this.concurrency = Math.max(1, options.concurrency ?? 4);
+    this.maxWritesPerFlush = Math.max(1, options.maxWritesPerFlush ?? 200);
     this.now = options.now ?? Date.now;
     this.onError = options.onError;
   }
@@ -111,7 +115,10 @@ export class ActivityRecorder {
   }
 
   private async flushOnce(): Promise<void> {
-    const batch = [...this.queue.entries()];
+    // Oldest first (a Map keeps insertion order, and a newer use of a queued key keeps its place);
+    // the rest wait for the next flush, so thousands of keys used at once cannot flood the API
+    // server with PATCHes. Nothing is lost: a key stays queued until it is written.
+    const batch = [...this.queue.entries()].slice(0, this.maxWritesPerFlush);
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < batch.length) {
