@@ -68,12 +68,15 @@ run: build
 
 # Admission webhook under load (vs an echo baseline), then OwnedAccessKey creates through a real
 # kube-apiserver with vgate's webhooks vs without them, then the patch engine (vs goja and
-# unsandboxed). The first two need the kube binaries (make kube) and skip without them.
+# unsandboxed), the plugin (vs kubectl), and TokenReviews with 10 vs 100,000 keys and key logins vs
+# client certificates through kube-apiserver. All but the patch engine need the kube binaries
+# (make kube) and skip without them.
 bench: build
 	node dist/test/bench/admission.js
 	node dist/test/bench/e2e.js
 	node dist/test/bench/patches.js
 	node dist/test/bench/plugin.js
+	node dist/test/bench/auth.js
 
 # kube-apiserver and etcd (make kube) with vgate installed from manifests/, until Ctrl-C; kubectl
 # works against .apiserver/kubeconfig.

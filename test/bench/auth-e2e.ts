@@ -1,0 +1,302 @@
+// Part 2 of test/bench/auth.ts: an access key as a bearer token end to end, through a real
+// kube-apiserver wired to vgate's token and authorization webhooks (test/support/cluster.ts with
+// --authentication-token-webhook-cache-ttl=0s), against a client certificate of the same user.
+// Both GET one ConfigMap that RBAC lets the user get, sequentially and with some concurrency, in
+// interleaved rounds.
+//
+// What the key's requests cost on top of the certificate's: vgate's SubjectAccessReview
+// (/authorize) on every request (the AuthorizationConfiguration caches none of vgate's answers),
+// and a TokenReview (/authenticate) only when kube-apiserver's own token cache misses. Setting the
+// webhook's cache TTL to 0 does not turn that cache off: kube-apiserver keeps successful token
+// authentications for a fixed 10 s (pkg/kubeapiserver/options/authentication.go,
+// TokenSuccessCacheTTL; no flag). The report counts vgate's reviews (its /metrics), and a last
+// round with a fresh key per request, whose every request needs a TokenReview.
+
+import { performance } from "node:perf_hooks";
+import { startVgateCluster, type VgateCluster } from "../support/cluster.js";
+import { httpsRequest } from "../support/https-client.js";
+import { clientCert } from "../support/kube/pki.js";
+import { RawClient } from "./bulk-keys.js";
+import { medianOf, percentile, rangeOf } from "./latency-stats.js";
+import { histogram, meanMsBetween, metricValue, type SumAndCount } from "./prometheus-text.js";
+
+const USER = "bench-reader";
+const NAMESPACE = "default";
+const CONFIGMAP = "bench-cm";
+const OBJECT_PATH = `/api/v1/namespaces/${NAMESPACE}/configmaps/${CONFIGMAP}`;
+
+export interface E2eOptions {
+  rounds: number;
+  /** Sequential GETs per mode and round. */
+  sequential: number;
+  /** Concurrent GETs per mode and round, `concurrency` at a time. */
+  concurrent: number;
+  concurrency: number;
+  /** Keys for the fresh-key round (each used once); 0 leaves it out. */
+  fresh: number;
+  log(line: string): void;
+}
+
+export interface LatencyPair {
+  label: string;
+  key: number[];
+  cert: number[];
+  /** Per round: p50 with the key / p50 with the certificate. */
+  p50Ratios: number[];
+}
+
+export interface ReviewCounts {
+  authenticate: number;
+  authorize: number;
+  requests: number;
+  /** Mean ms vgate took to answer a TokenReview (its own histogram). */
+  vgateAuthenticateMs: number;
+  /** Mean ms vgate took to answer a SubjectAccessReview (its own histogram). */
+  vgateAuthorizeMs: number;
+  /** Mean ms of kube-apiserver's calls to vgate's authorization webhook, as it sees them. */
+  apiserverAuthorizeMs: number;
+}
+
+interface Reading {
+  authenticate: number;
+  authorize: number;
+  vgate: SumAndCount;
+  vgateAuthn: SumAndCount;
+  apiserver: SumAndCount;
+}
+
+export interface E2eResult {
+  pairs: LatencyPair[];
+  /** vgate's reviews during the interleaved rounds (only key requests reach vgate). */
+  counts: ReviewCounts;
+  fresh?: { pair: LatencyPair; counts: ReviewCounts };
+}
+
+/** A Role that lets USER get the one ConfigMap, and its binding. */
+async function grantGet(cluster: VgateCluster): Promise<void> {
+  const { admin } = cluster;
+  await admin.apply({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: CONFIGMAP, namespace: NAMESPACE },
+    data: { greeting: "hello" },
+  });
+  const rbac = "rbac.authorization.k8s.io/v1";
+  await admin.apply({
+    apiVersion: rbac,
+    kind: "Role",
+    metadata: { name: "bench-reader", namespace: NAMESPACE },
+    rules: [
+      { apiGroups: [""], resources: ["configmaps"], resourceNames: [CONFIGMAP], verbs: ["get"] },
+    ],
+  });
+  await admin.apply({
+    apiVersion: rbac,
+    kind: "RoleBinding",
+    metadata: { name: "bench-reader", namespace: NAMESPACE },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "bench-reader" },
+    subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: USER }],
+  });
+}
+
+/** An access key of USER, made as a user would (vgate's mutating webhook fills in spec.key). */
+async function newKey(cluster: VgateCluster, name: string): Promise<string> {
+  const created = await cluster.admin.create({
+    apiVersion: `${cluster.group}/v1`,
+    kind: "OwnedAccessKey",
+    metadata: { name },
+    spec: { user: USER, type: "User", displayName: "bench" },
+  });
+  const read = await cluster.admin.get<typeof created & { spec?: { key?: string } }>(created);
+  const key = read?.spec?.key;
+  if (!key) throw new Error(`access key ${name} has no spec.key`);
+  return key;
+}
+
+async function timedGet(client: RawClient, token?: string): Promise<number> {
+  const started = performance.now();
+  const res = await client.send("GET", OBJECT_PATH, undefined, token);
+  const ms = performance.now() - started;
+  if (res.status !== 200) throw new Error(`GET ${OBJECT_PATH}: ${res.status} ${res.text}`);
+  return ms;
+}
+
+async function sequential(client: RawClient, n: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) out.push(await timedGet(client));
+  return out;
+}
+
+async function concurrent(client: RawClient, n: number, width: number): Promise<number[]> {
+  const out: number[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next++ < n) out.push(await timedGet(client));
+  };
+  await Promise.all(Array.from({ length: width }, worker));
+  return out;
+}
+
+async function until(what: string, probe: () => Promise<boolean>, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await probe().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`no ${what} within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function reviewCounts(cluster: VgateCluster): Promise<Reading> {
+  const page = (await httpsRequest(`${cluster.vgateUrl}/metrics`, { ca: cluster.caPem })).text;
+  const count = (route: string) =>
+    metricValue(page, "vgate_admission_requests_total", { route, operation: "review" });
+  const kube = await cluster.admin.request<string>("GET", "/metrics", undefined, {
+    Accept: "text/plain",
+  });
+  return {
+    authenticate: count("authenticate"),
+    authorize: count("authorize"),
+    vgate: histogram(page, "vgate_admission_request_duration_seconds", { route: "authorize" }),
+    vgateAuthn: histogram(page, "vgate_admission_request_duration_seconds", {
+      route: "authenticate",
+    }),
+    apiserver: histogram(String(kube.body), "apiserver_authorization_webhook_duration_seconds", {
+      name: "vgate",
+    }),
+  };
+}
+
+function since(before: Reading, after: Reading, requests: number): ReviewCounts {
+  return {
+    authenticate: after.authenticate - before.authenticate,
+    authorize: after.authorize - before.authorize,
+    requests,
+    vgateAuthenticateMs: meanMsBetween(before.vgateAuthn, after.vgateAuthn),
+    vgateAuthorizeMs: meanMsBetween(before.vgate, after.vgate),
+    apiserverAuthorizeMs: meanMsBetween(before.apiserver, after.apiserver),
+  };
+}
+
+/** Interleaved rounds of the same GETs with the key and with the certificate. */
+async function interleaved(
+  keyClient: RawClient,
+  certClient: RawClient,
+  opts: E2eOptions,
+): Promise<LatencyPair[]> {
+  const modes = [
+    { label: "sequential", run: (c: RawClient) => sequential(c, opts.sequential) },
+    {
+      label: `${opts.concurrency} concurrent`,
+      run: (c: RawClient) => concurrent(c, opts.concurrent, opts.concurrency),
+    },
+  ];
+  const pairs: LatencyPair[] = modes.map((m) => ({
+    label: m.label,
+    key: [],
+    cert: [],
+    p50Ratios: [],
+  }));
+  for (let round = 0; round < opts.rounds; round++) {
+    for (const [i, mode] of modes.entries()) {
+      // Alternate which goes first, so drift within a round favours neither.
+      const first = round % 2 === 0 ? keyClient : certClient;
+      const a = await mode.run(first);
+      const b = await mode.run(first === keyClient ? certClient : keyClient);
+      const [key, cert] = first === keyClient ? [a, b] : [b, a];
+      pairs[i]!.key.push(...key);
+      pairs[i]!.cert.push(...cert);
+      pairs[i]!.p50Ratios.push(percentile(key, 0.5) / percentile(cert, 0.5));
+    }
+  }
+  return pairs;
+}
+
+/** Each of `count` fresh keys used once, each followed by a GET with the certificate. */
+async function freshKeyRound(
+  cluster: VgateCluster,
+  keyClient: RawClient,
+  certClient: RawClient,
+  count: number,
+): Promise<{ pair: LatencyPair; counts: ReviewCounts }> {
+  const tokens: string[] = [];
+  for (let i = 0; i < count; i++) tokens.push(await newKey(cluster, `bench-fresh-${i}`));
+  // vgate's index has the last one once this answers (asked directly: kube-apiserver's cache
+  // stays cold).
+  await until("fresh key in vgate's index", async () => {
+    const res = await httpsRequest(`${cluster.vgateUrl}/authenticate`, {
+      body: JSON.stringify({
+        apiVersion: "authentication.k8s.io/v1",
+        kind: "TokenReview",
+        spec: { token: tokens[count - 1] },
+      }),
+      headers: { "content-type": "application/json" },
+      ca: cluster.caPem,
+    });
+    return res.json<{ status?: { authenticated?: boolean } }>().status?.authenticated === true;
+  });
+  const before = await reviewCounts(cluster);
+  const pair: LatencyPair = { label: "fresh key each", key: [], cert: [], p50Ratios: [] };
+  for (const token of tokens) {
+    const started = performance.now();
+    const res = await keyClient.send("GET", OBJECT_PATH, undefined, token);
+    pair.key.push(performance.now() - started);
+    if (res.status !== 200) throw new Error(`GET with a fresh key: ${res.status} ${res.text}`);
+    pair.cert.push(await timedGet(certClient));
+  }
+  pair.p50Ratios.push(percentile(pair.key, 0.5) / percentile(pair.cert, 0.5));
+  return { pair, counts: since(before, await reviewCounts(cluster), count) };
+}
+
+export async function measureEndToEnd(opts: E2eOptions): Promise<E2eResult> {
+  opts.log("starting kube-apiserver + etcd + vgate (token webhook cache TTL 0s) ...");
+  const cluster = await startVgateCluster({ tokenCacheTtl: "0s" });
+  const clients: RawClient[] = [];
+  try {
+    await grantGet(cluster);
+    const token = await newKey(cluster, "bench-reader-key");
+    const tls = { ca: cluster.caPem };
+    const keyClient = new RawClient(cluster.url, tls, opts.concurrency, token);
+    const cert = await clientCert(cluster.plane.ca, USER);
+    const certClient = new RawClient(cluster.url, { ...tls, ...cert }, opts.concurrency);
+    clients.push(keyClient, certClient);
+    // RBAC (and vgate's index) take effect a moment after they are written.
+    for (const c of [certClient, keyClient]) {
+      await until("GET allowed", async () => (await c.send("GET", OBJECT_PATH)).status === 200);
+    }
+    await sequential(keyClient, 50);
+    await sequential(certClient, 50);
+    const before = await reviewCounts(cluster);
+    const started = performance.now();
+    const pairs = await interleaved(keyClient, certClient, opts);
+    const keyRequests = pairs.reduce((n, p) => n + p.key.length, 0);
+    const counts = since(before, await reviewCounts(cluster), keyRequests);
+    opts.log(
+      `  interleaved rounds took ${((performance.now() - started) / 1000).toFixed(1)} s; ${keyRequests} key GETs`,
+    );
+    const result: E2eResult = { pairs, counts };
+    if (opts.fresh > 0) {
+      result.fresh = await freshKeyRound(cluster, keyClient, certClient, opts.fresh);
+    }
+    return result;
+  } finally {
+    for (const c of clients) c.close();
+    await cluster.stop();
+  }
+}
+
+/** The lines of part 2's table. */
+export function e2eLines(result: E2eResult): string[] {
+  const rows = [...result.pairs, ...(result.fresh ? [result.fresh.pair] : [])];
+  const lines = [
+    "mode              n   key p50  key p99   cert p50  cert p99   p50 ratio (range)    p99 ratio",
+  ];
+  for (const p of rows) {
+    const ratio = medianOf(p.p50Ratios);
+    const p99 = percentile(p.key, 0.99) / percentile(p.cert, 0.99);
+    lines.push(
+      `${p.label.padEnd(15)} ${String(p.key.length).padStart(4)}  ${ms(percentile(p.key, 0.5))}  ${ms(percentile(p.key, 0.99))}   ${ms(percentile(p.cert, 0.5))}  ${ms(percentile(p.cert, 0.99))}   ${ratio.toFixed(2).padStart(5)} (${rangeOf(p.p50Ratios)})  ${p99.toFixed(2).padStart(9)}`,
+    );
+  }
+  return lines;
+}
+
+const ms = (v: number) => `${v.toFixed(2).padStart(6)} ms`.padStart(8);
