@@ -1,6 +1,7 @@
 // `vgate`: the admission webhook and controller. Subcommands are dispatched from here.
 
 import { benchCommand } from "./bench.js";
+import { certsCommand } from "./certs.js";
 import { checkConfigCommand } from "./check-config.js";
 import type { Command } from "./command.js";
 import { CliError, EXIT, usageError } from "./errors.js";
@@ -13,6 +14,7 @@ const commands: Command[] = [
   patchCommand,
   translateCommand,
   checkConfigCommand,
+  certsCommand,
   benchCommand,
 ];
 

@@ -1,0 +1,39 @@
+// The KubeError of an error answer from kube-apiserver: its metav1.Status as it is, or, for a body
+// that is no Status, client-go's generic reason for the code (apierrors.NewGenericServerResponse).
+
+import { KubeError, type StatusReason } from "../api/status.js";
+import type { KubeResponse } from "./transport.js";
+
+const REASONS: Record<number, StatusReason> = {
+  400: "BadRequest",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "NotFound",
+  405: "MethodNotAllowed",
+  409: "Conflict",
+  410: "Expired",
+  413: "RequestEntityTooLarge",
+  415: "UnsupportedMediaType",
+  422: "Invalid",
+  429: "TooManyRequests",
+  503: "ServiceUnavailable",
+  504: "Timeout",
+};
+
+export function answerError(res: KubeResponse): KubeError {
+  const body = res.body as { kind?: unknown; reason?: unknown; message?: unknown } | undefined;
+  const reason = REASONS[res.status] ?? "InternalError";
+  if (body && typeof body === "object" && body.kind === "Status") {
+    return new KubeError(
+      res.status,
+      typeof body.reason === "string" && body.reason ? (body.reason as StatusReason) : reason,
+      typeof body.message === "string" ? body.message : "",
+    );
+  }
+  const text = typeof res.body === "string" ? res.body.trim() : "";
+  return new KubeError(
+    res.status,
+    reason,
+    `an error on the server (${JSON.stringify(text || "unknown")}) has prevented the request from succeeding`,
+  );
+}
