@@ -104,6 +104,8 @@ export async function startVgateCluster(opts: VgateClusterOptions = {}): Promise
         `--tls-private-key-file=${join(vgateDir, "tls.key")}`,
         `--kubeconfig=${kubeconfig}`,
         `--log-level=${opts.logLevel ?? "info"}`,
+        // No endpoints or kube-proxy to wait for after SIGTERM: the rig stops at once.
+        "--shutdown-delay=0",
         ...(opts.vgateArgs ?? []),
       ],
       vgateLog,

@@ -181,8 +181,12 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
         }
         forward(req, res, rec);
       };
-      if (delayMs > 0) setTimeout(go, delayMs);
-      else go();
+      if (delayMs > 0) {
+        // Hold the body meanwhile: the recording listener above would otherwise let it flow past
+        // before go() pipes it on, and a delayed POST would reach the API server without a body.
+        req.pause();
+        setTimeout(go, delayMs);
+      } else go();
     },
   );
   server.on("connection", (socket: Socket) => {

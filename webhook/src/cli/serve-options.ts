@@ -7,7 +7,9 @@ import type { LevelWithSilent } from "pino";
 import { dns1123SubdomainErrors } from "../accesskeys/names.js";
 import { DEFAULT_PROJECT_LABEL, DEFAULT_VIRTUAL_CLUSTER_LABEL } from "../auth/scope-authorizer.js";
 import { DEFAULT_GROUP_DOMAIN } from "../api/ownedaccesskey.js";
+import { DEFAULT_ADMISSION_TIMEOUT_MS, DEFAULT_MAX_IN_FLIGHT } from "../server/limits.js";
 import { LOG_LEVELS } from "../server/logger.js";
+import { DEFAULT_SHUTDOWN_DELAY_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from "../server/shutdown.js";
 import { parseDuration } from "./duration.js";
 import { usageError } from "./errors.js";
 
@@ -146,8 +148,75 @@ export interface ServeOptions {
   auth?: AuthOptions;
   /** How often status.lastActivity writes are flushed (not a flag; tests shorten it). */
   activityFlushIntervalMs?: number;
-  /** How often certificate files are checked for changes (not a flag; tests shorten it). */
+  /** How often certificate files are checked for changes (--tls-reload-interval; 10 s). */
   tlsReloadIntervalMs?: number;
+  /** SIGTERM handling, request limits; the defaults when omitted. */
+  operations?: OperationsOptions;
+}
+
+/** How `vgate serve` stops, and how much it takes on at once. */
+export interface OperationsOptions {
+  /** After SIGTERM, connections are still accepted this long (readiness already false). */
+  shutdownDelayMs: number;
+  /** From SIGTERM to cutting the connections still open. */
+  shutdownTimeoutMs: number;
+  /** Review requests handled at once; more get 429 with Retry-After. */
+  maxInFlight: number;
+  /** An admission request not decided this soon is denied (504 Timeout). */
+  admissionTimeoutMs: number;
+}
+
+export const DEFAULT_OPERATIONS: OperationsOptions = Object.freeze({
+  shutdownDelayMs: DEFAULT_SHUTDOWN_DELAY_MS,
+  shutdownTimeoutMs: DEFAULT_SHUTDOWN_TIMEOUT_MS,
+  maxInFlight: DEFAULT_MAX_IN_FLIGHT,
+  admissionTimeoutMs: DEFAULT_ADMISSION_TIMEOUT_MS,
+});
+
+const showMs = (v: number) => (v % 1000 === 0 ? `${v / 1000}s` : `${v}ms`);
+
+/** "0", or a number and ms, s or m, within [minMs, maxMs]. */
+function parseSpan(text: string, flag: string, minMs: number, maxMs: number): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(text.trim());
+  if (!m && text.trim() !== "0")
+    throw usageError(`invalid ${flag} ${JSON.stringify(text)}: use a duration such as 500ms or 5s`);
+  const ms = m ? Math.round(Number(m[1]) * { ms: 1, s: 1000, m: 60_000 }[m[2] as "ms"]) : 0;
+  if (ms < minMs || ms > maxMs) {
+    throw usageError(
+      `invalid ${flag} ${JSON.stringify(text)}: must be between ${showMs(minMs)} and ${showMs(maxMs)}`,
+    );
+  }
+  return ms;
+}
+
+function parseOperations(v: Record<string, string | boolean | undefined>): OperationsOptions {
+  // With --dev no load balancer needs time to notice: Ctrl-C stops at once (after the drain).
+  const delayText =
+    (v["shutdown-delay"] as string | undefined) ??
+    (v.dev ? "0" : showMs(DEFAULT_SHUTDOWN_DELAY_MS));
+  const delay = parseSpan(delayText, "--shutdown-delay", 0, 300_000);
+  const timeout = parseSpan(v["shutdown-timeout"] as string, "--shutdown-timeout", 1, 600_000);
+  if (delay >= timeout) {
+    throw usageError(
+      "--shutdown-delay must be shorter than --shutdown-timeout (requests in flight need time to finish)",
+    );
+  }
+  const max = v["max-in-flight"] as string;
+  if (!/^[1-9]\d{0,5}$/.test(max)) {
+    throw usageError(`invalid --max-in-flight ${JSON.stringify(max)}: an integer from 1 to 999999`);
+  }
+  return {
+    shutdownDelayMs: delay,
+    shutdownTimeoutMs: timeout,
+    maxInFlight: Number(max),
+    // kube-apiserver's webhook timeoutSeconds is at most 30.
+    admissionTimeoutMs: parseSpan(
+      v["admission-timeout"] as string,
+      "--admission-timeout",
+      1,
+      30_000,
+    ),
+  };
 }
 
 export function parseServeArgs(args: string[]): ServeOptions | "help" {
@@ -182,6 +251,11 @@ export function parseServeArgs(args: string[]): ServeOptions | "help" {
         "roles-file": { type: "string" },
         "project-label": { type: "string", default: DEFAULT_PROJECT_LABEL },
         "virtual-cluster-label": { type: "string", default: DEFAULT_VIRTUAL_CLUSTER_LABEL },
+        "shutdown-delay": { type: "string" },
+        "shutdown-timeout": { type: "string", default: showMs(DEFAULT_SHUTDOWN_TIMEOUT_MS) },
+        "max-in-flight": { type: "string", default: String(DEFAULT_MAX_IN_FLIGHT) },
+        "tls-reload-interval": { type: "string", default: "10s" },
+        "admission-timeout": { type: "string", default: showMs(DEFAULT_ADMISSION_TIMEOUT_MS) },
       },
     });
   } catch (err) {
@@ -231,5 +305,12 @@ export function parseServeArgs(args: string[]): ServeOptions | "help" {
     dev: v.dev!,
     endpoints: parseEndpointsOptions(v),
     auth: parseAuthOptions(v),
+    operations: parseOperations(v),
+    tlsReloadIntervalMs: parseSpan(
+      v["tls-reload-interval"]!,
+      "--tls-reload-interval",
+      100,
+      600_000,
+    ),
   };
 }

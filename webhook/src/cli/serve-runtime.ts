@@ -6,7 +6,6 @@
 // a failure is stopped again, so the process is left with nothing running and exits at once: a pod
 // with a bad flag crash-loops with the reason in its log instead of running without serving.
 
-import { createPrivateKey, X509Certificate } from "node:crypto";
 import { admitMutate, admitValidate, type AccessKeyAdmission } from "../accesskeys/admit.js";
 import type { AdmissionRequest, AdmissionReviewResponse } from "../admission/review.js";
 import { resourceIdentity } from "../api/ownedaccesskey.js";
@@ -19,12 +18,24 @@ import { VirtualEndpointsReader } from "../kube/virtual-endpoints.js";
 import { createApp, listen, type RunningServer } from "../server/app.js";
 import { createLogger, flushLogs, type Logger } from "../server/logger.js";
 import { createMetrics } from "../server/metrics.js";
-import { loadTlsFiles, selfSignedTls, watchTlsFiles, type TlsMaterial } from "../server/tls.js";
+import { GracefulShutdown, type DrainReport } from "../server/shutdown.js";
+import {
+  checkTlsPair,
+  loadTlsFiles,
+  selfSignedTls,
+  watchTlsFiles,
+  type TlsMaterial,
+} from "../server/tls.js";
 import { admitEndpoints, type EndpointsAdmission } from "../sync/admit-endpoints.js";
 import { CliError } from "./errors.js";
 import { startPatchRunner } from "./patch-runner.js";
 import { createAuth, loadRoles, type AuthRuntime } from "./serve-auth.js";
-import { DEFAULT_AUTH_OPTIONS, type EndpointsOptions, type ServeOptions } from "./serve-options.js";
+import {
+  DEFAULT_AUTH_OPTIONS,
+  DEFAULT_OPERATIONS,
+  type EndpointsOptions,
+  type ServeOptions,
+} from "./serve-options.js";
 import { loadVCluster } from "./vcluster-flags.js";
 
 /** What start-up has started so far, stopped in reverse order when a later step fails. */
@@ -39,33 +50,6 @@ function codeOf(err: unknown): string {
   return typeof code === "string" ? code : "unreadable";
 }
 
-/**
- * The certificate and key must be a pair. Without this check the TLS library says only "key values
- * mismatch" when the server starts. The messages name the files, never their content.
- */
-function checkTlsPair(tls: TlsMaterial, certFile: string, keyFile: string): void {
-  let cert: X509Certificate;
-  try {
-    cert = new X509Certificate(tls.cert);
-  } catch (err) {
-    throw new CliError(`--tls-cert-file ${certFile} holds no usable certificate (${codeOf(err)})`);
-  }
-  let key;
-  try {
-    key = createPrivateKey(tls.key);
-  } catch (err) {
-    throw new CliError(
-      `--tls-private-key-file ${keyFile} holds no usable private key (${codeOf(err)})`,
-    );
-  }
-  if (!cert.checkPrivateKey(key)) {
-    throw new CliError(
-      `--tls-cert-file ${certFile} and --tls-private-key-file ${keyFile} do not match: ` +
-        "the key is not the private key of the certificate",
-    );
-  }
-}
-
 async function loadTls(opts: ServeOptions): Promise<TlsMaterial> {
   if (!opts.tlsCertFile) return selfSignedTls();
   let tls: TlsMaterial;
@@ -74,7 +58,11 @@ async function loadTls(opts: ServeOptions): Promise<TlsMaterial> {
   } catch (err) {
     throw new CliError(err instanceof Error ? err.message : String(err));
   }
-  checkTlsPair(tls, opts.tlsCertFile, opts.tlsKeyFile!);
+  try {
+    checkTlsPair(tls, opts.tlsCertFile, opts.tlsKeyFile!);
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
   return tls;
 }
 
@@ -162,7 +150,15 @@ async function startEndpoints(
 export interface StartedServe {
   server: RunningServer;
   logger: Logger;
+  /** Stops at once: open connections are closed, then watches and the activity recorder. */
   stop(): Promise<void>;
+  /**
+   * Stops gracefully (SIGTERM): readiness false, the shutdown delay, the drain of requests in
+   * flight within the shutdown timeout, then what stop() stops. Resolves with the drain's report.
+   */
+  shutdown(): Promise<DrainReport>;
+  /** During shutdown(): cut the remaining connections now (a second signal). */
+  hurry(): void;
 }
 
 /** Listens, with a message that says what to do when the address cannot be had. */
@@ -208,9 +204,14 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
     keyStorage: authOpts.keyStorage,
     namesWithSameKey: auth.namesWithSameKey,
   };
+  const ops = opts.operations ?? DEFAULT_OPERATIONS;
+  const graceful = new GracefulShutdown();
   const app = createApp({
     logger,
     metrics: createMetrics(),
+    maxInFlight: ops.maxInFlight,
+    admissionTimeoutMs: ops.admissionTimeoutMs,
+    draining: () => graceful.draining,
     routes: {
       "/mutate/ownedaccesskeys": (req) => admitMutate(req, deps),
       "/validate/ownedaccesskeys": (req) => admitValidate(req, deps),
@@ -220,6 +221,7 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
     ready: opts.dev ? undefined : () => api.ready(),
   });
   const server = await listenOrExplain(app, tls, opts);
+  graceful.attach(server.server);
   const unwatch = opts.tlsCertFile
     ? watchTlsFiles(
         opts.tlsCertFile,
@@ -228,23 +230,42 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
           server.setTls(next);
           logger.info({ source: next.source }, "reloaded TLS certificate");
         },
-        (err) => logger.error({ err: err.message }, "cannot reload TLS certificate"),
+        (err) =>
+          logger.warn(
+            { err: err.message },
+            "cannot reload TLS certificate; still serving the previous one",
+          ),
         opts.tlsReloadIntervalMs,
       )
     : () => undefined;
   logger.info({ url: server.url, tls: tls.source, group: identity.group }, "vgate serving");
+  const teardown = async () => {
+    // The last uses of keys are written before the API client goes.
+    await auth.close();
+    logger.info("access key activity flushed");
+    api.close?.();
+    await endpoints?.close();
+    logger.info("watches stopped");
+    flushLogs(logger);
+  };
   return {
     server,
     logger,
     stop: async () => {
       unwatch();
       await server.close();
-      // The last uses of keys are written before the API client goes.
-      await auth.close();
-      api.close?.();
-      await endpoints?.close();
-      flushLogs(logger);
+      await teardown();
     },
+    shutdown: async () => {
+      const report = await graceful.drain(
+        { delayMs: ops.shutdownDelayMs, timeoutMs: ops.shutdownTimeoutMs },
+        logger,
+      );
+      unwatch();
+      await teardown();
+      return report;
+    },
+    hurry: () => graceful.hurry(),
   };
 }
 

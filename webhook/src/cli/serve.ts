@@ -1,10 +1,12 @@
 // `vgate serve`: the HTTPS admission webhook server.
 
 import { DEFAULT_GROUP_DOMAIN } from "../api/ownedaccesskey.js";
-import { LOG_LEVELS } from "../server/logger.js";
+import { flushLogs, LOG_LEVELS } from "../server/logger.js";
+import type { StartedServe } from "./serve-runtime.js";
 import type { Command } from "./command.js";
 import { EXIT } from "./errors.js";
 import {
+  DEFAULT_OPERATIONS,
   DEFAULT_PROJECT_LABEL,
   DEFAULT_VIRTUAL_CLUSTER_LABEL,
   parseServeArgs,
@@ -31,6 +33,7 @@ Flags:
       --bind-address string           Address to listen on (default "0.0.0.0")
       --tls-cert-file string          PEM certificate to serve; reloaded when it changes
       --tls-private-key-file string   PEM private key matching --tls-cert-file
+      --tls-reload-interval duration  How often the two files are checked for a new pair (default 10s)
       --kubeconfig string             kubeconfig for the API server (default: $KUBECONFIG, then in-cluster)
       --group-domain string           OwnedAccessKeys are management.<group-domain>/v1 (default "${DEFAULT_GROUP_DOMAIN}")
       --admin-groups strings          Comma-separated groups whose members may manage every key (default "system:masters")
@@ -61,6 +64,17 @@ Endpoint-sync patches (POST /mutate/endpoints, enabled by --config):
       --patch-timeout string          Deadline per object for the patches (default 100ms)
       --patch-workers int             Sandbox processes running expressions at once (default: the number of
                                       CPUs; one more waits as a warm spare)
+
+Operations:
+      --shutdown-delay duration       After SIGTERM, /readyz fails at once but connections are still accepted
+                                      this long, while endpoints and kube-proxy catch up (default 5s;
+                                      0 with --dev)
+      --shutdown-timeout duration     From SIGTERM to cutting connections whose requests are still not
+                                      answered; keep it below terminationGracePeriodSeconds (default 25s)
+      --max-in-flight int             Review requests handled at once; more get 429 with Retry-After: 1
+                                      (default 400)
+      --admission-timeout duration    An admission request not decided this soon is denied with 504
+                                      Timeout; keep it below the webhooks' timeoutSeconds (default 9s)
   -h, --help                          Show this help
 
 Examples:
@@ -74,10 +88,62 @@ Examples:
 /** How long a failed start may take to wind down before the process is ended regardless. */
 const START_FAILURE_EXIT_MS = 2000;
 
-function devBanner(url: string): string {
+/** After a stop, how long anything left may take to let go before the process exits regardless. */
+const STOPPED_EXIT_MS = 1000;
+/**
+ * After the shutdown timeout, how long the last activity flush may take. With the defaults, 25 s +
+ * 3 s stays below the 30 s Kubernetes waits between SIGTERM and SIGKILL.
+ */
+const FLUSH_AFTER_TIMEOUT_MS = 3000;
+
+/**
+ * Waits for SIGTERM or SIGINT, then shuts down gracefully; a second signal cuts the drain short.
+ * Exit status 0 even when the timeout cut connections: the stop was asked for and done, and the cut
+ * requests are in the log (a non-zero status reads as a crash in the pod's lastState). Only a stop
+ * that fails or cannot finish (the flush hangs) ends the process with status 1.
+ */
+function untilStopped(started: StartedServe, timeoutMs: number): Promise<number> {
+  const { logger } = started;
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      if (stopping) {
+        logger.warn({ signal }, "second signal: cutting the remaining connections");
+        started.hurry();
+        return;
+      }
+      stopping = true;
+      logger.info({ signal }, "received signal; shutting down");
+      setTimeout(() => {
+        logger.error("shutdown did not finish in time; exiting");
+        flushLogs(logger);
+        process.exit(EXIT.FAILURE);
+      }, timeoutMs + FLUSH_AFTER_TIMEOUT_MS).unref();
+      started.shutdown().then(
+        (report) => {
+          logger.info({ cut: report.cut, ms: report.ms }, "stopped");
+          flushLogs(logger);
+          resolve(EXIT.OK);
+        },
+        (err: unknown) => {
+          logger.error(
+            { err: err instanceof Error ? err.message : String(err) },
+            "shutdown failed",
+          );
+          flushLogs(logger);
+          resolve(EXIT.FAILURE);
+        },
+      );
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+  });
+}
+
+function devBanner(url: string, certFile: string | undefined): string {
   return [
     "",
-    `vgate is serving on ${url} (self-signed certificate, --dev)`,
+    `vgate is serving on ${url} (${certFile ? `certificate ${certFile}` : "self-signed certificate"}, --dev)`,
     "Send it a sample AdmissionReview:",
     `  curl -sk -H 'Content-Type: application/json' --data @webhook/examples/admission-review.json ${url}/validate/ownedaccesskeys`,
     "Press Ctrl-C to stop.",
@@ -107,15 +173,11 @@ export const serveCommand: Command = {
       setTimeout(() => process.exit(EXIT.FAILURE), START_FAILURE_EXIT_MS).unref();
       throw err;
     }
-    if (opts.dev) process.stderr.write(devBanner(started.server.url));
-    await new Promise<void>((resolve) => {
-      const stop = (signal: string): void => {
-        started.logger.info({ signal }, "shutting down");
-        void started.stop().then(resolve);
-      };
-      process.once("SIGINT", stop);
-      process.once("SIGTERM", stop);
-    });
-    return EXIT.OK;
+    if (opts.dev) process.stderr.write(devBanner(started.server.url, opts.tlsCertFile));
+    const timeoutMs = (opts.operations ?? DEFAULT_OPERATIONS).shutdownTimeoutMs;
+    const code = await untilStopped(started, timeoutMs);
+    // Stopped: nothing that still holds the event loop (a socket in its close) may keep the pod.
+    setTimeout(() => process.exit(code), STOPPED_EXIT_MS).unref();
+    return code;
   },
 };

@@ -18,11 +18,13 @@ import {
   parseJsonBody,
   readBody,
   requireJson,
+  RETRY_AFTER_SECONDS,
   sendStatus,
   type BodyLimits,
   type BodyRefusal,
 } from "./body.js";
 import { scrubReview, scrubText, SecretValues } from "./scrub.js";
+import { DEFAULT_ADMISSION_TIMEOUT_MS, DEFAULT_MAX_IN_FLIGHT } from "./limits.js";
 import type { TlsMaterial } from "./tls.js";
 import type { ReviewAnswer } from "../auth/contracts.js";
 
@@ -46,6 +48,12 @@ export interface AppOptions {
   ready?: () => Promise<boolean>;
   /** Size, time and shared-budget limits of request bodies; body.ts's defaults when omitted. */
   bodyLimits?: BodyLimits;
+  /** Review requests (admission, token, authorization) handled at once; more get 429. */
+  maxInFlight?: number;
+  /** An admission request not decided within this is denied with a 504 Timeout. */
+  admissionTimeoutMs?: number;
+  /** True once the server is shutting down: /readyz then answers 503. */
+  draining?: () => boolean;
 }
 
 function objectName(req: AdmissionRequest): string {
@@ -71,7 +79,8 @@ function admissionHandler(path: string, admit: Admit, opts: AppOptions) {
     try {
       parsed = parseJsonBody(req.body);
       request = decodeAdmissionReview(parsed);
-      const review = scrubReview(await admit(request), secretsOf);
+      const decided = withDeadline(admit(request), opts.admissionTimeoutMs);
+      const review = scrubReview(await decided, secretsOf);
       allowed = String(review.response.allowed);
       code = review.response.allowed ? 200 : (review.response.status?.code ?? 400);
       if (code >= 500) failure = review.response.status?.message;
@@ -109,6 +118,52 @@ function admissionHandler(path: string, admit: Admit, opts: AppOptions) {
         "admission",
       );
     }
+  };
+}
+
+/**
+ * `decision`, or a 504 Timeout once `ms` have passed: the request is then denied (fail closed) while
+ * the late work winds down by its own timeouts (the API client's, the patch sandbox's).
+ */
+function withDeadline<T>(decision: Promise<T>, ms = DEFAULT_ADMISSION_TIMEOUT_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new KubeError(504, "Timeout", `the admission decision took longer than ${ms / 1000}s`),
+        ),
+      ms,
+    );
+  });
+  decision.catch(() => undefined);
+  return Promise.race([decision, late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Past `max` requests at once, answers 429 with Retry-After, as kube-apiserver's own limiter does;
+ * client-go (which kube-apiserver calls webhooks with) waits that long and retries within the
+ * webhook's timeout. The request is not read: Node discards its body once the answer is written.
+ */
+function inFlightLimit(max: number, opts: AppOptions) {
+  let current = 0;
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (current >= max) {
+      const err = new KubeError(
+        429,
+        "TooManyRequests",
+        `too many requests in flight (limit ${max}); retry after ${RETRY_AFTER_SECONDS}s`,
+        { retryAfterSeconds: RETRY_AFTER_SECONDS },
+      );
+      const route = req.path.replace(/^\//, "");
+      opts.metrics.bodiesRefused.inc({ route, reason: "too-many-requests" });
+      opts.logger.info({ route, code: 429, limit: max }, "request refused: too many in flight");
+      sendStatus(res, err);
+      return;
+    }
+    current++;
+    res.once("close", () => current--);
+    next();
   };
 }
 
@@ -201,22 +256,27 @@ export function createApp(opts: AppOptions): express.Express {
   const limits = opts.bodyLimits ?? defaultBodyLimits();
   opts.metrics.watchBodyBytes(() => limits.budget.bytesInUse);
   const body = readBody(limits, bodyRefused(opts));
+  const limit = inFlightLimit(opts.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT, opts);
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
   // Admission routes first: the router tries layers in order, and these take nearly all requests.
   for (const [path, admit] of Object.entries(opts.routes)) {
-    app.post(path, requireJson, body, admissionHandler(path, admit, opts));
+    app.post(path, limit, requireJson, body, admissionHandler(path, admit, opts));
     app.all(path, notAllowed);
   }
   for (const [path, review] of Object.entries(opts.reviews ?? {})) {
-    app.post(path, requireJson, body, reviewHandler(path, review, opts));
+    app.post(path, limit, requireJson, body, reviewHandler(path, review, opts));
     app.all(path, notAllowed);
   }
   app.get("/healthz", (_req, res) => {
     res.type("text/plain").send("ok");
   });
   app.get("/readyz", async (_req, res) => {
+    if (opts.draining?.()) {
+      res.status(503).type("text/plain").send("not ready: shutting down");
+      return;
+    }
     const ok = opts.ready ? await opts.ready().catch(() => false) : true;
     res
       .status(ok ? 200 : 503)

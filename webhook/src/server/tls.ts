@@ -1,6 +1,7 @@
 // Serving certificates: from files (reloaded when they change, so cert rotation needs no restart)
 // or, with --dev, a self-signed certificate for localhost made at start.
 
+import { createPrivateKey, X509Certificate } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { generate } from "selfsigned";
 
@@ -62,7 +63,48 @@ export async function selfSignedTls(
   return { cert: pems.cert, key: pems.private, source: "self-signed (--dev)" };
 }
 
-/** Polls the files and calls `onChange` with new material when either one changes. */
+function codeOf(err: unknown): string {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === "string" ? code : "unreadable";
+}
+
+/**
+ * Throws unless the certificate and key are a pair. Without this check the TLS library says only
+ * "key values mismatch". The messages name the files, never their content.
+ */
+export function checkTlsPair(tls: TlsMaterial, certFile: string, keyFile: string): void {
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(tls.cert);
+  } catch (err) {
+    throw new Error(`--tls-cert-file ${certFile} holds no usable certificate (${codeOf(err)})`, {
+      cause: err,
+    });
+  }
+  let key;
+  try {
+    key = createPrivateKey(tls.key);
+  } catch (err) {
+    throw new Error(
+      `--tls-private-key-file ${keyFile} holds no usable private key (${codeOf(err)})`,
+      { cause: err },
+    );
+  }
+  if (!cert.checkPrivateKey(key)) {
+    throw new Error(
+      `--tls-cert-file ${certFile} and --tls-private-key-file ${keyFile} do not match: ` +
+        "the key is not the private key of the certificate",
+    );
+  }
+}
+
+/**
+ * Polls the files and calls `onChange` with new material once both have changed into a matching
+ * pair. The files are written one after the other (a plain overwrite, or a Secret volume's
+ * symlink swap seen between the two reads), so a certificate may be read with the old key, or a
+ * half-written file: such material is never served. The old pair stays until the next poll finds
+ * a good one, and `onError` hears of each distinct bad state once, not every poll.
+ */
 export function watchTlsFiles(
   certFile: string,
   keyFile: string,
@@ -70,23 +112,39 @@ export function watchTlsFiles(
   onError: (err: Error) => void,
   intervalMs = 10_000,
 ): () => void {
-  let last = "";
+  let served = "";
+  let reported = "";
+  // The inode is part of it: a symlink swap or a copy that keeps mtimes still changes it.
   const fingerprint = async (): Promise<string> => {
     const [c, k] = await Promise.all([stat(certFile), stat(keyFile)]);
-    return `${c.mtimeMs}:${c.size}:${k.mtimeMs}:${k.size}`;
+    return `${c.ino}:${c.mtimeMs}:${c.size}:${k.ino}:${k.mtimeMs}:${k.size}`;
+  };
+  const poll = async (): Promise<void> => {
+    const f = await fingerprint();
+    if (f === served) return;
+    const tls = await loadTlsFiles(certFile, keyFile);
+    checkTlsPair(tls, certFile, keyFile);
+    // Unchanged while read: else a later poll reads it again, whole.
+    if ((await fingerprint()) !== f) return;
+    onChange(tls);
+    served = f;
+    reported = "";
   };
   void fingerprint().then(
-    (f) => (last = f),
+    (f) => (served = f),
     () => undefined,
   );
+  let busy = false;
   const timer = setInterval(() => {
-    fingerprint()
-      .then(async (f) => {
-        if (f === last) return;
-        last = f;
-        onChange(await loadTlsFiles(certFile, keyFile));
+    if (busy) return;
+    busy = true;
+    poll()
+      .catch((err: Error) => {
+        if (err.message === reported) return;
+        reported = err.message;
+        onError(err);
       })
-      .catch((err: Error) => onError(err));
+      .finally(() => (busy = false));
   }, intervalMs);
   timer.unref();
   return () => clearInterval(timer);
