@@ -217,7 +217,13 @@ describe("patches/sandbox children as processes", function () {
           "",
         ].join("\n"),
       );
-      const { serve, base } = await startPatchServe(config, { patchTimeout: "60s", workers: 1 });
+      // SIGTERM waits for requests in flight, at most --shutdown-timeout and the admission
+      // deadline; both are short here so the spinning request is cut, not waited for.
+      const { serve, base } = await startPatchServe(config, {
+        patchTimeout: "60s",
+        workers: 1,
+        more: ["--shutdown-timeout=1s", "--admission-timeout=30s"],
+      });
       try {
         const kids = childrenOf(serve.pid!);
         assert.equal(kids.length, 2, "a child and a spare");

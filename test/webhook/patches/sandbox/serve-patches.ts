@@ -23,7 +23,7 @@ export interface PatchServe {
 /** `vgate serve --dev` on `config`, healthy; `patchTimeout` as `--patch-timeout` takes it. */
 export async function startPatchServe(
   config: string,
-  opts: { patchTimeout: string; workers: number },
+  opts: { patchTimeout: string; workers: number; more?: readonly string[] },
 ): Promise<PatchServe> {
   const port = await freePort();
   const serve = spawn(
@@ -50,6 +50,7 @@ export async function startPatchServe(
       opts.patchTimeout,
       "--patch-workers",
       String(opts.workers),
+      ...(opts.more ?? []),
     ],
     { stdio: ["ignore", "ignore", "pipe"] },
   );
