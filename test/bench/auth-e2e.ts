@@ -15,8 +15,9 @@
 import { performance } from "node:perf_hooks";
 import { startVgateCluster, type VgateCluster } from "../support/cluster.js";
 import { httpsRequest } from "../support/https-client.js";
+import { KubeTestClient } from "../support/kube/kube-client.js";
+import { until } from "../support/until.js";
 import { clientCert } from "../support/kube/pki.js";
-import { RawClient } from "./bulk-keys.js";
 import { medianOf, percentile, rangeOf } from "./latency-stats.js";
 import { histogram, meanMsBetween, metricValue, type SumAndCount } from "./prometheus-text.js";
 
@@ -113,21 +114,27 @@ async function newKey(cluster: VgateCluster, name: string): Promise<string> {
   return key;
 }
 
-async function timedGet(client: RawClient, token?: string): Promise<number> {
+/** The Authorization header for a token other than the client's own. */
+function bearer(token: string | undefined): Record<string, string> {
+  return token ? { Authorization: `Bearer ${token}` } : {};
+}
+
+async function timedGet(client: KubeTestClient, token?: string): Promise<number> {
   const started = performance.now();
-  const res = await client.send("GET", OBJECT_PATH, undefined, token);
+  const res = await client.request("GET", OBJECT_PATH, undefined, bearer(token));
   const ms = performance.now() - started;
-  if (res.status !== 200) throw new Error(`GET ${OBJECT_PATH}: ${res.status} ${res.text}`);
+  if (res.status !== 200)
+    throw new Error(`GET ${OBJECT_PATH}: ${res.status} ${JSON.stringify(res.body)}`);
   return ms;
 }
 
-async function sequential(client: RawClient, n: number): Promise<number[]> {
+async function sequential(client: KubeTestClient, n: number): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < n; i++) out.push(await timedGet(client));
   return out;
 }
 
-async function concurrent(client: RawClient, n: number, width: number): Promise<number[]> {
+async function concurrent(client: KubeTestClient, n: number, width: number): Promise<number[]> {
   const out: number[] = [];
   let next = 0;
   const worker = async () => {
@@ -135,14 +142,6 @@ async function concurrent(client: RawClient, n: number, width: number): Promise<
   };
   await Promise.all(Array.from({ length: width }, worker));
   return out;
-}
-
-async function until(what: string, probe: () => Promise<boolean>, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await probe().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`no ${what} within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 async function reviewCounts(cluster: VgateCluster): Promise<Reading> {
@@ -178,15 +177,15 @@ function since(before: Reading, after: Reading, requests: number): ReviewCounts 
 
 /** Interleaved rounds of the same GETs with the key and with the certificate. */
 async function interleaved(
-  keyClient: RawClient,
-  certClient: RawClient,
+  keyClient: KubeTestClient,
+  certClient: KubeTestClient,
   opts: E2eOptions,
 ): Promise<LatencyPair[]> {
   const modes = [
-    { label: "sequential", run: (c: RawClient) => sequential(c, opts.sequential) },
+    { label: "sequential", run: (c: KubeTestClient) => sequential(c, opts.sequential) },
     {
       label: `${opts.concurrency} concurrent`,
-      run: (c: RawClient) => concurrent(c, opts.concurrent, opts.concurrency),
+      run: (c: KubeTestClient) => concurrent(c, opts.concurrent, opts.concurrency),
     },
   ];
   const pairs: LatencyPair[] = modes.map((m) => ({
@@ -213,15 +212,15 @@ async function interleaved(
 /** Each of `count` fresh keys used once, each followed by a GET with the certificate. */
 async function freshKeyRound(
   cluster: VgateCluster,
-  keyClient: RawClient,
-  certClient: RawClient,
+  keyClient: KubeTestClient,
+  certClient: KubeTestClient,
   count: number,
 ): Promise<{ pair: LatencyPair; counts: ReviewCounts }> {
   const tokens: string[] = [];
   for (let i = 0; i < count; i++) tokens.push(await newKey(cluster, `bench-fresh-${i}`));
   // vgate's index has the last one once this answers (asked directly: kube-apiserver's cache
   // stays cold).
-  await until("fresh key in vgate's index", async () => {
+  await until(async () => {
     const res = await httpsRequest(`${cluster.vgateUrl}/authenticate`, {
       body: JSON.stringify({
         apiVersion: "authentication.k8s.io/v1",
@@ -232,14 +231,16 @@ async function freshKeyRound(
       ca: cluster.caPem,
     });
     return res.json<{ status?: { authenticated?: boolean } }>().status?.authenticated === true;
-  });
+  }, "the fresh keys in vgate's index");
   const before = await reviewCounts(cluster);
   const pair: LatencyPair = { label: "fresh key each", key: [], cert: [], p50Ratios: [] };
   for (const token of tokens) {
     const started = performance.now();
-    const res = await keyClient.send("GET", OBJECT_PATH, undefined, token);
+    const res = await keyClient.request("GET", OBJECT_PATH, undefined, bearer(token));
     pair.key.push(performance.now() - started);
-    if (res.status !== 200) throw new Error(`GET with a fresh key: ${res.status} ${res.text}`);
+    if (res.status !== 200) {
+      throw new Error(`GET with a fresh key: ${res.status} ${JSON.stringify(res.body)}`);
+    }
     pair.cert.push(await timedGet(certClient));
   }
   pair.p50Ratios.push(percentile(pair.key, 0.5) / percentile(pair.cert, 0.5));
@@ -249,18 +250,19 @@ async function freshKeyRound(
 export async function measureEndToEnd(opts: E2eOptions): Promise<E2eResult> {
   opts.log("starting kube-apiserver + etcd + vgate (token webhook cache TTL 0s) ...");
   const cluster = await startVgateCluster({ tokenCacheTtl: "0s" });
-  const clients: RawClient[] = [];
+  const clients: KubeTestClient[] = [];
   try {
     await grantGet(cluster);
     const token = await newKey(cluster, "bench-reader-key");
-    const tls = { ca: cluster.caPem };
-    const keyClient = new RawClient(cluster.url, tls, opts.concurrency, token);
-    const cert = await clientCert(cluster.plane.ca, USER);
-    const certClient = new RawClient(cluster.url, { ...tls, ...cert }, opts.concurrency);
+    const keyClient = new KubeTestClient(cluster.url, { ca: cluster.caPem, token });
+    const certClient = new KubeTestClient(cluster.url, {
+      ca: cluster.caPem,
+      client: await clientCert(cluster.plane.ca, USER),
+    });
     clients.push(keyClient, certClient);
     // RBAC (and vgate's index) take effect a moment after they are written.
     for (const c of [certClient, keyClient]) {
-      await until("GET allowed", async () => (await c.send("GET", OBJECT_PATH)).status === 200);
+      await until(async () => (await c.request("GET", OBJECT_PATH)).status === 200, "GET allowed");
     }
     await sequential(keyClient, 50);
     await sequential(certClient, 50);

@@ -32,7 +32,8 @@ import { freePort } from "../support/kube/processes.js";
 import { vgateRules } from "../support/kube/rbac.js";
 import { serviceAccountWith } from "../support/kube/service-account.js";
 import { e2eLines, measureEndToEnd, type E2eResult } from "./auth-e2e.js";
-import { createKeys, RawClient, randomKey } from "./bulk-keys.js";
+import { KubeTestClient } from "../support/kube/kube-client.js";
+import { createKeys, randomKey } from "./bulk-keys.js";
 import { medianOf, percentile, rangeOf } from "./latency-stats.js";
 import { metricValue } from "./prometheus-text.js";
 import { cpuMs, findProcess, ownCpuMs } from "./process-cpu.js";
@@ -324,11 +325,7 @@ async function tokenReviewLoad(dir: string): Promise<Part1> {
     "vgate-system",
   );
   const kubeconfig = await account.kubeconfig();
-  const client = new RawClient(
-    cp.url,
-    { ca: cp.ca.cert, cert: cp.adminCert.cert, key: cp.adminCert.key },
-    CREATES_IN_FLIGHT,
-  );
+  const client = new KubeTestClient(cp.url, { ca: cp.ca.cert, client: cp.adminCert });
   let few: string[];
   let many: { tokens: string[]; seconds: number };
   let realKey: string;
@@ -338,7 +335,7 @@ async function tokenReviewLoad(dir: string): Promise<Part1> {
     many = await createKeys(client, groups.many, "many", MANY, CREATES_IN_FLIGHT, log);
     log(`  ${MANY} keys in ${many.seconds.toFixed(1)} s (${(MANY / many.seconds).toFixed(0)}/s)`);
     const path = `/apis/${groups.many}/v1/ownedaccesskeys/many-${String(MANY - 1).padStart(6, "0")}`;
-    realKey = (await client.send("GET", path)).text;
+    realKey = JSON.stringify((await client.request("GET", path)).body);
   } finally {
     client.close();
   }

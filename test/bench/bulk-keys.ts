@@ -1,64 +1,10 @@
-// Many OwnedAccessKeys made fast through a real kube-apiserver, for test/bench/auth.ts: a
-// keep-alive HTTPS client with a fixed number of creates in flight, acting as the admin. Keys are
+// Many OwnedAccessKeys made fast through a real kube-apiserver, for test/bench/auth.ts: the test
+// rig's keep-alive client with a fixed number of creates in flight, acting as the admin. Keys are
 // what vgate generates (43 URL-safe characters), chosen here so the benchmark knows every token.
 
 import { randomBytes } from "node:crypto";
-import { Agent, request } from "node:https";
 import { performance } from "node:perf_hooks";
-
-export interface RawReply {
-  status: number;
-  text: string;
-}
-
-/** A keep-alive HTTPS JSON client with a client certificate or a bearer token. */
-export class RawClient {
-  private readonly agent: Agent;
-
-  constructor(
-    private readonly server: string,
-    tls: { ca: string; cert?: string; key?: string },
-    maxSockets: number,
-    private readonly token?: string,
-  ) {
-    this.agent = new Agent({ keepAlive: true, maxSockets, ...tls });
-  }
-
-  send(method: string, path: string, body?: string, token = this.token): Promise<RawReply> {
-    return new Promise((resolve, reject) => {
-      const req = request(
-        new URL(path, this.server),
-        {
-          method,
-          agent: this.agent,
-          timeout: 30_000,
-          headers: {
-            Accept: "application/json",
-            ...(token ? { Authorization: `Bearer ${token}` } : {}),
-            ...(body === undefined
-              ? {}
-              : { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body) }),
-          },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on("data", (c: Buffer) => chunks.push(c));
-          res.on("end", () =>
-            resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }),
-          );
-          res.on("error", reject);
-        },
-      );
-      req.on("timeout", () => req.destroy(new Error(`${method} ${path} timed out`)));
-      req.on("error", reject);
-      req.end(body);
-    });
-  }
-
-  close(): void {
-    this.agent.destroy();
-  }
-}
+import type { KubeTestClient } from "../support/kube/kube-client.js";
 
 /** A token as vgate generates one: 32 random bytes, base64url (43 characters). */
 export function randomKey(): string {
@@ -76,7 +22,7 @@ export interface BulkKeys {
  * `inFlight` creates at a time; prints progress every 10,000. Any answer but 201 stops it.
  */
 export async function createKeys(
-  client: RawClient,
+  client: KubeTestClient,
   group: string,
   prefix: string,
   count: number,
@@ -90,15 +36,16 @@ export async function createKeys(
   let done = 0;
   const worker = async (): Promise<void> => {
     for (let i = next++; i < count; i = next++) {
-      const body = JSON.stringify({
+      const res = await client.request("POST", path, {
         apiVersion: `${group}/v1`,
         kind: "OwnedAccessKey",
         metadata: { name: `${prefix}-${String(i).padStart(6, "0")}` },
         spec: { user: `user-${i % 1000}`, key: tokens[i] },
       });
-      const res = await client.send("POST", path, body);
       if (res.status !== 201) {
-        throw new Error(`creating ${prefix}-${i}: ${res.status} ${res.text.slice(0, 300)}`);
+        throw new Error(
+          `creating ${prefix}-${i}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
+        );
       }
       if (++done % 10_000 === 0) {
         const s = (performance.now() - started) / 1000;
