@@ -3,7 +3,7 @@ SHELL := /bin/bash
 NODE_BIN := node_modules/.bin
 STAMP := node_modules/.install-stamp
 
-.PHONY: install build plugin-bundle install-plugin install-plugin-files kube test lint run bench soak fuzz apiserver e2e clean
+.PHONY: install build plugin-bundle install-plugin install-plugin-files kube test lint run bench soak fuzz apiserver e2e manifests image clean
 
 install: $(STAMP)
 
@@ -99,6 +99,32 @@ apiserver: build kube
 e2e: build
 	@if [ -z "$$KUBECONFIG" ]; then echo "make e2e needs KUBECONFIG pointing at a cluster with vgate installed (see README)"; exit 2; fi
 	VGATE_E2E=1 $(NODE_BIN)/mocha --no-config --require dist/test/support/mocha-root.js --timeout 60000 'dist/test/contract/**/*.test.js'
+
+# Every supported install rendered by `kubectl kustomize` into dist/manifests/<name>.yaml, for
+# `kubectl apply -f` without a kustomization of your own: the base with cert-manager or
+# self-managed certificates, each with and without the Endpoints webhook.
+MANIFEST_INSTALLS := cert-manager self-managed cert-manager+endpoints self-managed+endpoints
+manifests:
+	@command -v kubectl >/dev/null || { echo "kubectl is not installed: make manifests renders manifests/ with kubectl kustomize; install kubectl (https://kubernetes.io/docs/tasks/tools/) and run it again" >&2; exit 2; }
+	@rm -rf dist/manifests && mkdir -p dist/manifests
+	@# kustomize wants relative paths: each kustomization sits in dist/manifests/.<name>/ meanwhile.
+	@for name in $(MANIFEST_INSTALLS); do \
+	  dir="dist/manifests/.$$name"; mkdir -p "$$dir"; \
+	  { echo "apiVersion: kustomize.config.k8s.io/v1beta1"; echo "kind: Kustomization"; \
+	    echo "resources: [../../../manifests]"; echo "components:"; \
+	    for c in $${name//+/ }; do echo "  - ../../../manifests/overlays/$$c"; done; \
+	  } >"$$dir/kustomization.yaml"; \
+	  kubectl kustomize "$$dir" >"dist/manifests/$$name.yaml"; code=$$?; rm -rf "$$dir"; \
+	  [ $$code -eq 0 ] || { rm -f "dist/manifests/$$name.yaml"; exit $$code; }; \
+	  echo "dist/manifests/$$name.yaml"; \
+	done
+
+# The container image from the Dockerfile, tagged vgate:VERSION (package.json's version unless
+# VERSION=... is given).
+VERSION ?=
+image:
+	@command -v docker >/dev/null || { echo "docker is not installed: make image runs docker build -t vgate:VERSION . from the Dockerfile; install Docker (https://docs.docker.com/engine/install/) or build the Dockerfile with another OCI builder (podman build, buildah bud)" >&2; exit 2; }
+	docker build -t vgate:$(or $(VERSION),$$(node -p 'require("./package.json").version')) .
 
 clean:
 	rm -rf dist plugin/dist
