@@ -68,6 +68,16 @@ export interface ControlPlane {
    * the caller's bearer token. Close it when done.
    */
   faultProxy(opts?: { client?: CertAndKey }): Promise<FaultProxy>;
+  /**
+   * Stops kube-apiserver alone, as a control-plane restart does: etcd keeps running with its data.
+   * Resolves once the process is gone (its port refuses connections).
+   */
+  stopApiServer(): Promise<void>;
+  /**
+   * Starts kube-apiserver again after stopApiServer(): the same port, flags and certificates, its
+   * log appended to kube-apiserver.log. Resolves once /readyz answers 200.
+   */
+  startApiServer(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -95,30 +105,35 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     await writeFile(join(dir, name), content, { mode: 0o600 });
   }
   const etcd = await startEtcd(bins.etcd, dir, timeout);
-  let apiserver: Supervised | undefined;
+  const apiserver: { proc?: Supervised } = {};
   try {
     const port = opts.port || (await freePort());
     const url = `https://127.0.0.1:${port}`;
-    apiserver = supervise(
-      "kube-apiserver",
-      bins.kubeApiserver,
-      withArgs(apiserverFlags(dir, port, etcd.url), [
-        ...(configured.args ?? []),
-        ...(opts.apiserverArgs ?? []),
-      ]),
-      join(dir, "kube-apiserver.log"),
-    );
+    const args = withArgs(apiserverFlags(dir, port, etcd.url), [
+      ...(configured.args ?? []),
+      ...(opts.apiserverArgs ?? []),
+    ]);
     const tls = { ca: ca.cert, cert: adminCert.cert, key: adminCert.key };
-    await waitUntil(
-      "/readyz",
-      apiserver,
-      async () => (await get(`${url}/readyz`, tls)) === 200,
-      timeout,
-    );
+    const startApiServer = async () => {
+      const proc = supervise(
+        "kube-apiserver",
+        bins.kubeApiserver,
+        args,
+        join(dir, "kube-apiserver.log"),
+      );
+      apiserver.proc = proc;
+      await waitUntil(
+        "/readyz",
+        proc,
+        async () => (await get(`${url}/readyz`, tls)) === 200,
+        timeout,
+      );
+    };
+    await startApiServer();
     // envtest waits for the default namespace too: the system namespaces controller makes it.
     await waitUntil(
       "the default namespace",
-      apiserver,
+      apiserver.proc!,
       async () => (await get(`${url}/api/v1/namespaces/default`, tls)) === 200,
       timeout,
     );
@@ -154,6 +169,15 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         });
         proxies.add(proxy);
         return proxy;
+      },
+      stopApiServer: async () => {
+        await apiserver.proc?.stop();
+        apiserver.proc = undefined;
+      },
+      startApiServer: async () => {
+        if (apiserver.proc && !apiserver.proc.exited())
+          throw new Error("kube-apiserver is running");
+        await startApiServer();
       },
       stop: async () => {
         admin.close();
@@ -239,11 +263,12 @@ async function startEtcd(
   return { url, proc };
 }
 
-function stopper(apiserver: Supervised | undefined, etcd: Supervised): () => Promise<void> {
+/** Stops whichever kube-apiserver runs then (it may have been restarted), then etcd. */
+function stopper(apiserver: { proc?: Supervised }, etcd: Supervised): () => Promise<void> {
   let stopped: Promise<void> | undefined;
   return () =>
     (stopped ??= (async () => {
-      await apiserver?.stop();
+      await apiserver.proc?.stop();
       await etcd.stop();
     })());
 }

@@ -126,8 +126,16 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
         agent,
       },
       (upRes) => {
+        if (down && isWatch(rec)) {
+          // Went down while this watch waited for its answer: it ends like the open ones did.
+          upRes.destroy();
+          return void res.destroy();
+        }
         res.writeHead(upRes.statusCode ?? 502, upRes.headers);
         if (isWatch(rec)) {
+          // kube-apiserver flushes a watch's headers at once; Node would hold them until the first
+          // event, and a client's deadline for the answer would then end a quiet watch.
+          res.flushHeaders();
           watches.set(res, rec);
           res.once("close", () => watches.delete(res));
         }

@@ -9,6 +9,7 @@
 export const DEFAULT_MAX_IN_FLIGHT = 400;
 /**
  * The deadline of an admission decision: below the webhook configurations' timeoutSeconds (10), so
- * that kube-apiserver gets vgate's own denial, which says what was slow, instead of its timeout.
+ * that kube-apiserver passes vgate's own denial (504 Timeout, failing closed) on to the client
+ * instead of its own webhook timeout. The denial does not yet say which call was slow.
  */
 export const DEFAULT_ADMISSION_TIMEOUT_MS = 9_000;
