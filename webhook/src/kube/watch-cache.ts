@@ -1,4 +1,4 @@
-// An informer for one cluster-scoped collection (OwnedAccessKeys, Namespaces): LIST once, then WATCH
+// An informer for one collection (OwnedAccessKeys, Namespaces, Endpoints): LIST once, then WATCH
 // from the list's resourceVersion and apply every change to a local map, as client-go's reflector
 // does. Admission then answers "does this name exist?", and the token webhook "whose key is this?",
 // from memory instead of a request per call. When the server closes a watch at its
@@ -6,6 +6,10 @@
 // saw and stays synced. Any trouble (an ERROR event such as 410 Expired "too old resource
 // version", a broken stream or one that ends early, a failed request) marks the cache unsynced and
 // relists after a jittered exponential backoff; callers must not trust an unsynced cache.
+//
+// Objects are keyed as client-go's MetaNamespaceKeyFunc keys them: "namespace/name" for namespaced
+// objects, "name" for cluster-scoped ones, so one cache may watch a namespace's collection or the
+// same kind across all namespaces (`/api/v1/endpoints`).
 
 import { describeAnswer, describeError } from "./fail-closed.js";
 import type { KubeResponse, OpenStream } from "./transport.js";
@@ -27,8 +31,16 @@ export interface AccessKeyCacheOptions {
   backoffCapMs?: number;
   /** The server ends each watch after this long (client-go: random 5-10 minutes). */
   watchTimeoutSeconds?: number;
-  /** Told about every change the cache applies (after a relist: the difference to before). */
-  onChange?: (type: ChangeType, name: string) => void;
+  /**
+   * Only objects matching this label selector (`a=b,c!=d`, `app in (x,y)`), sent on LIST and
+   * WATCH as the API server's labelSelector parameter.
+   */
+  labelSelector?: string;
+  /**
+   * Told about every change the cache applies (after a relist: the difference to before), with the
+   * object's key ("namespace/name", or "name" for cluster-scoped objects).
+   */
+  onChange?: (type: ChangeType, key: string) => void;
   /** Told why the cache went unsynced; the text carries no credentials and no object contents. */
   onError?: (message: string) => void;
 }
@@ -49,8 +61,8 @@ const MIN_WATCH_SECONDS = 300;
 const HEALTHY_WATCH_MS = 5_000;
 
 export class WatchCache<T> {
-  private readonly keys = new Map<string, T>();
-  /** resourceVersion per name, to tell a relist's changes from what is already known. */
+  private readonly objects = new Map<string, T>();
+  /** resourceVersion per key, to tell a relist's changes from what is already known. */
   private readonly versions = new Map<string, string>();
   private readonly options: typeof DEFAULTS & AccessKeyCacheOptions;
   private running = false;
@@ -62,6 +74,8 @@ export class WatchCache<T> {
   private timer: NodeJS.Timeout | undefined;
   private watch: OpenStream | undefined;
   private watchError: string | undefined;
+  /** waitForSync() callers, told when the cache next becomes synced. */
+  private readonly syncWaiters = new Set<() => void>();
   /** Why the cache last went unsynced (redacted); undefined while it never failed. */
   lastError: string | undefined;
 
@@ -97,13 +111,61 @@ export class WatchCache<T> {
     return this.isSynced;
   }
 
-  /** The cached object called `name`. Only trust it while synced(). */
-  get(name: string): T | undefined {
-    return this.keys.get(name);
+  /**
+   * The cached object with this key ("namespace/name", or "name" when cluster-scoped). Only trust
+   * it while synced().
+   */
+  get(key: string): T | undefined {
+    return this.objects.get(key);
   }
 
   get size(): number {
-    return this.keys.size;
+    return this.objects.size;
+  }
+
+  /** The keys of every cached object. Only trust them while synced(). */
+  keys(): string[] {
+    return [...this.objects.keys()];
+  }
+
+  /** Every cached object with its key. Only trust them while synced(). */
+  entries(): [string, T][] {
+    return [...this.objects.entries()];
+  }
+
+  /**
+   * Resolves once the cache is synced (at once when it is); rejects with the signal's reason when
+   * `signal` aborts first. Waits across failures and relists, and across stop() and start().
+   */
+  waitForSync(signal?: AbortSignal): Promise<void> {
+    if (this.isSynced) return Promise.resolve();
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        this.syncWaiters.delete(done);
+        reject(abortReason(signal!));
+      };
+      const done = () => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      this.syncWaiters.add(done);
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  private markSynced(): void {
+    this.isSynced = true;
+    const waiters = [...this.syncWaiters];
+    this.syncWaiters.clear();
+    for (const done of waiters) done();
+  }
+
+  /** `?a=b&...` with the label selector, when there is one. */
+  private query(params: Record<string, string>): string {
+    const all = new URLSearchParams(params);
+    if (this.options.labelSelector) all.set("labelSelector", this.options.labelSelector);
+    return `?${all}`;
   }
 
   private async relist(run: number): Promise<void> {
@@ -116,7 +178,7 @@ export class WatchCache<T> {
     if (run !== this.run) return;
     this.replaceAll(listed.items);
     this.resourceVersion = listed.resourceVersion;
-    this.isSynced = true;
+    this.markSynced();
     this.startWatch(run);
   }
 
@@ -128,12 +190,13 @@ export class WatchCache<T> {
     let next = "";
     let resourceVersion: string;
     do {
-      const query = `?limit=${this.options.pageSize}${next ? `&continue=${encodeURIComponent(next)}` : ""}`;
-      const res = await this.transport.request("GET", this.collectionPath + query);
+      const params: Record<string, string> = { limit: String(this.options.pageSize) };
+      if (next) params["continue"] = next;
+      const res = await this.transport.request("GET", this.collectionPath + this.query(params));
       if (run !== this.run) throw new ListError("stopped");
       const page = parseList(res);
       if (typeof page === "string") throw new ListError(page);
-      for (const item of page.items) items.set(nameOf(item)!, item);
+      for (const item of page.items) items.set(keyOf(item)!, item);
       resourceVersion = page.resourceVersion;
       next = page.continue;
     } while (next);
@@ -142,7 +205,7 @@ export class WatchCache<T> {
 
   private startWatch(run: number): void {
     const timeoutSeconds = this.options.watchTimeoutSeconds ?? randomWatchSeconds();
-    const query = new URLSearchParams({
+    const query = this.query({
       watch: "true",
       allowWatchBookmarks: "true",
       resourceVersion: this.resourceVersion,
@@ -150,7 +213,7 @@ export class WatchCache<T> {
     });
     const openedAt = Date.now();
     this.watchError = undefined;
-    const watch = this.transport.stream(`${this.collectionPath}?${query}`, (line) =>
+    const watch = this.transport.stream(this.collectionPath + query, (line) =>
       this.onLine(run, line),
     );
     this.watch = watch;
@@ -191,17 +254,17 @@ export class WatchCache<T> {
       if (rv) this.resourceVersion = rv;
       return;
     }
-    const name = nameOf(object);
-    if (name === null) return this.endWatch(`malformed ${type} event: no metadata.name`);
+    const key = keyOf(object);
+    if (key === null) return this.endWatch(`malformed ${type} event: no metadata.name`);
     if (type === "DELETED") {
-      this.keys.delete(name);
-      this.versions.delete(name);
+      this.objects.delete(key);
+      this.versions.delete(key);
     } else {
-      this.keys.set(name, this.keep(object));
-      this.versions.set(name, rv);
+      this.objects.set(key, this.keep(object));
+      this.versions.set(key, rv);
     }
     if (rv) this.resourceVersion = rv;
-    this.options.onChange?.(type, name);
+    this.options.onChange?.(type, key);
   }
 
   private endWatch(why: string): void {
@@ -226,10 +289,10 @@ export class WatchCache<T> {
   private replaceAll(items: Map<string, Record<string, unknown>>): void {
     const onChange = this.options.onChange;
     const before = new Map(this.versions);
-    this.keys.clear();
+    this.objects.clear();
     this.versions.clear();
     for (const [name, object] of items) {
-      this.keys.set(name, this.keep(object));
+      this.objects.set(name, this.keep(object));
       this.versions.set(name, resourceVersionOf(object));
     }
     if (!onChange) return;
@@ -299,6 +362,19 @@ export function backoff(failures: number, startMs: number, capMs: number): numbe
 
 function randomWatchSeconds(): number {
   return Math.floor(MIN_WATCH_SECONDS * (1 + Math.random()));
+}
+
+/** "namespace/name", or "name" for a cluster-scoped object (client-go's MetaNamespaceKeyFunc). */
+export function keyOf(obj: unknown): string | null {
+  const name = nameOf(obj);
+  if (name === null) return null;
+  const meta = (obj as Record<string, unknown>)["metadata"] as Record<string, unknown>;
+  const namespace = stringField(meta, "namespace");
+  return namespace ? `${namespace}/${name}` : name;
+}
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new Error("aborted");
 }
 
 function nameOf(obj: unknown): string | null {
