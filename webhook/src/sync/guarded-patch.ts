@@ -6,6 +6,7 @@
 // `make lint` keeps it the only way in: nothing else may import bookkeeping.ts, and only the
 // patch runner (cli/patch-runner.ts) and the engine benchmark may drive the sandbox pool.
 
+import type { ResolvedReference } from "../patches/reference.js";
 import type { Direction, ExplainEntry, JsonObject } from "../patches/types.js";
 import { protectBookkeeping } from "./bookkeeping.js";
 
@@ -26,6 +27,11 @@ export interface PatchRunResult {
   objectJson: string;
   warnings: string[];
   explain: ExplainEntry[];
+  /**
+   * The references the patches rewrote (the sandbox pool always reports them; optional so that a
+   * runner which cannot rewrite references need not say so).
+   */
+  references?: ResolvedReference[];
 }
 
 /** Runs a loaded config's patches on one object (the sandbox pool, bound to that config). */
@@ -36,6 +42,8 @@ export interface GuardedResult {
   warnings: string[];
   /** Which patch matched which paths, when `job.explain` is set. */
   explain: ExplainEntry[];
+  /** The references the patches rewrote: the sync controller copies or imports their objects. */
+  references: ResolvedReference[];
 }
 
 /** Applies the patches to `object` with vCluster's bookkeeping keys out of their reach. */
@@ -50,5 +58,6 @@ export async function applyGuardedPatches(
     object: guarded.restore(JSON.parse(result.objectJson) as JsonObject),
     warnings: result.warnings,
     explain: result.explain,
+    references: result.references ?? [],
   };
 }
