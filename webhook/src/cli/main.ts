@@ -7,10 +7,12 @@ import type { Command } from "./command.js";
 import { CliError, EXIT, usageError } from "./errors.js";
 import { patchCommand } from "./patch.js";
 import { serveCommand } from "./serve.js";
+import { syncCommand } from "./sync.js";
 import { translateCommand } from "./translate.js";
 
 const commands: Command[] = [
   serveCommand,
+  syncCommand,
   patchCommand,
   translateCommand,
   checkConfigCommand,

@@ -1,0 +1,227 @@
+// `vgate sync` flags: the typed options and their defaults (parseSyncArgs), and the binary's
+// --help, usage errors (exit 2) and a bad config file at start (exit 1, every problem listed).
+
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { CliError, EXIT } from "../../../webhook/src/cli/errors.js";
+import { parseSyncArgs, type SyncOptions } from "../../../webhook/src/cli/sync-options.js";
+import { repoRoot } from "../../support/fixtures.js";
+
+const bin = resolve(repoRoot, "webhook/bin/vgate");
+const env = (): NodeJS.ProcessEnv => {
+  const e = { ...process.env };
+  delete e.KUBECONFIG;
+  return e;
+};
+const run = (...args: string[]) =>
+  spawnSync(bin, ["sync", ...args], { encoding: "utf8", env: env(), timeout: 20_000 });
+
+const REQUIRED = [
+  "--config=vcluster.yaml",
+  "--virtual-kubeconfig=v.kubeconfig",
+  "--host-kubeconfig=h.kubeconfig",
+  "--vcluster-name=my-vc",
+  "--vcluster-namespace=vcluster-my-vc",
+];
+
+const parse = (...extra: string[]) => parseSyncArgs([...REQUIRED, ...extra]) as SyncOptions;
+
+function usage(args: string[], message: RegExp): void {
+  assert.throws(
+    () => parseSyncArgs(args),
+    (err: unknown) =>
+      err instanceof CliError && err.exitCode === EXIT.USAGE && message.test(err.message),
+  );
+}
+
+describe("vgate sync flags", function () {
+  this.timeout(30_000);
+
+  it("defaults: kube and controller-runtime conventions", () => {
+    const o = parse();
+    assert.deepEqual(o, {
+      config: "vcluster.yaml",
+      virtualKubeconfig: "v.kubeconfig",
+      hostKubeconfig: "h.kubeconfig",
+      vclusterName: "my-vc",
+      vclusterNamespace: "vcluster-my-vc",
+      targetNamespace: "vcluster-my-vc",
+      workers: 2,
+      patchTimeoutMs: 100,
+      patchWorkers: undefined,
+      leaderElection: {
+        enabled: true,
+        id: "vgate-sync-my-vc",
+        namespace: "vcluster-my-vc",
+        leaseDurationMs: 15_000,
+        renewDeadlineMs: 10_000,
+        retryPeriodMs: 2_000,
+      },
+      healthProbeBindAddress: ":8081",
+      metricsBindAddress: ":8080",
+      shutdownTimeoutMs: 25_000,
+      logLevel: "info",
+    });
+  });
+
+  it("takes every flag, --leader-elect=false as Go's flag package does, and 0 to disable a server", () => {
+    const o = parse(
+      "--target-namespace=other",
+      "--workers=8",
+      "--patch-timeout=2s",
+      "--patch-workers=3",
+      "--leader-elect=false",
+      "--leader-election-id=my-lease",
+      "--leader-election-namespace=kube-system",
+      "--leader-elect-lease-duration=1m",
+      "--leader-elect-renew-deadline=30s",
+      "--leader-elect-retry-period=500ms",
+      "--health-probe-bind-address=127.0.0.1:0",
+      "--metrics-bind-address=0",
+      "--shutdown-timeout=5s",
+      "--log-level=debug",
+    );
+    assert.equal(o.targetNamespace, "other");
+    assert.equal(o.workers, 8);
+    assert.equal(o.patchTimeoutMs, 2000);
+    assert.equal(o.patchWorkers, 3);
+    assert.deepEqual(o.leaderElection, {
+      enabled: false,
+      id: "my-lease",
+      namespace: "kube-system",
+      leaseDurationMs: 60_000,
+      renewDeadlineMs: 30_000,
+      retryPeriodMs: 500,
+    });
+    assert.equal(o.healthProbeBindAddress, "127.0.0.1:0");
+    assert.equal(o.metricsBindAddress, null);
+    assert.equal(o.shutdownTimeoutMs, 5000);
+    assert.equal(parse("--leader-elect").leaderElection.enabled, true);
+    assert.equal(parse("--leader-elect=true").leaderElection.enabled, true);
+  });
+
+  it("usage errors name the flag and what is wrong", () => {
+    usage(
+      [],
+      /vgate sync needs --config, --virtual-kubeconfig, --host-kubeconfig, --vcluster-name, --vcluster-namespace/,
+    );
+    usage(REQUIRED.slice(1), /needs --config\n/);
+    usage([...REQUIRED, "--workers=0"], /invalid --workers "0": an integer from 1 to 99/);
+    usage([...REQUIRED, "--leader-elect=maybe"], /invalid --leader-elect "maybe": true or false/);
+    usage(
+      [...REQUIRED, "--leader-elect-lease-duration=5s"],
+      /lease-duration must be greater than --leader-elect-renew-deadline/,
+    );
+    usage(
+      [...REQUIRED, "--leader-elect-retry-period=9s"],
+      /renew-deadline must be greater than 1.2 times --leader-elect-retry-period/,
+    );
+    usage(
+      [...REQUIRED, "--leader-elect-retry-period=soon"],
+      /invalid --leader-elect-retry-period "soon": use a duration/,
+    );
+    usage(
+      [...REQUIRED, "--metrics-bind-address=8080"],
+      /invalid --metrics-bind-address "8080": use host:port, :port, or 0/,
+    );
+    usage([...REQUIRED, "--log-level=loud"], /invalid --log-level "loud"/);
+    usage([...REQUIRED, "--target-namespace=Not_A_Namespace"], /invalid --target-namespace/);
+    usage([...REQUIRED, "--leader-election-id=-x"], /invalid --leader-election-id/);
+    usage(
+      [...REQUIRED, "--kubeconfig=x"],
+      /Unknown option '--kubeconfig'[\s\S]*Run 'vgate sync --help' for usage/,
+    );
+    usage([...REQUIRED, "extra"], /unexpected argument "extra"/);
+  });
+
+  it("vgate sync --help describes every flag and exits 0", () => {
+    const r = run("--help");
+    assert.equal(r.status, 0, r.stderr);
+    for (const flag of [
+      "--config",
+      "--virtual-kubeconfig",
+      "--host-kubeconfig",
+      "--vcluster-name",
+      "--vcluster-namespace",
+      "--target-namespace",
+      "--workers",
+      "--patch-timeout",
+      "--patch-workers",
+      "--leader-elect ",
+      "--leader-election-id",
+      "--leader-election-namespace",
+      "--leader-elect-lease-duration",
+      "--leader-elect-renew-deadline",
+      "--leader-elect-retry-period",
+      "--health-probe-bind-address",
+      "--metrics-bind-address",
+      "--shutdown-timeout",
+      "--log-level",
+      "--help",
+    ]) {
+      assert.ok(r.stdout.includes(flag), `--help mentions ${flag}`);
+    }
+    const root = spawnSync(bin, ["--help"], { encoding: "utf8", env: env() });
+    assert.match(root.stdout, /sync\s+Sync Endpoints from a virtual cluster to its host/);
+  });
+
+  it("a usage error exits 2 with the message on standard error", () => {
+    const r = run("--config=x.yaml");
+    assert.equal(r.status, 2);
+    assert.match(
+      r.stderr,
+      /^error: vgate sync needs --virtual-kubeconfig, --host-kubeconfig, --vcluster-name, --vcluster-namespace\n/,
+    );
+    assert.equal(r.stdout, "");
+  });
+
+  it("a bad config file exits 1 listing every problem, before connecting anywhere", () => {
+    const dir = mkdtempSync(join(tmpdir(), "vgate-sync-flags-"));
+    const config = join(dir, "vcluster.yaml");
+    writeFileSync(
+      config,
+      [
+        "sync:",
+        "  toHost:",
+        "    endpoints:",
+        "      patches:",
+        "        - path: metadata.annotations[]",
+        "          expression: '\"x\"'",
+        "        - path: metadata.labels.a",
+        "          expression: 'value +'",
+        "",
+      ].join("\n"),
+    );
+    const r = run(
+      `--config=${config}`,
+      `--virtual-kubeconfig=${join(dir, "missing-v")}`,
+      `--host-kubeconfig=${join(dir, "missing-h")}`,
+      "--vcluster-name=vc",
+      "--vcluster-namespace=ns",
+      "--health-probe-bind-address=0",
+      "--metrics-bind-address=0",
+    );
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, /^error: invalid config .*vcluster\.yaml:\n/);
+    assert.match(r.stderr, /patches\[0\]/);
+    assert.match(r.stderr, /patches\[1\]/);
+  });
+
+  it("a kubeconfig that cannot be read exits 1 and names the flag", () => {
+    const dir = mkdtempSync(join(tmpdir(), "vgate-sync-flags-"));
+    const config = join(dir, "vcluster.yaml");
+    writeFileSync(config, "sync:\n  toHost:\n    endpoints:\n      enabled: true\n");
+    const r = run(
+      `--config=${config}`,
+      `--virtual-kubeconfig=${join(dir, "missing-v")}`,
+      `--host-kubeconfig=${join(dir, "missing-h")}`,
+      "--vcluster-name=vc",
+      "--vcluster-namespace=ns",
+    );
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, /^error: --virtual-kubeconfig: cannot read kubeconfig ".*missing-v"/);
+  });
+});

@@ -1,0 +1,284 @@
+// `vgate sync` flags, parsed into typed options before anything starts, so every usage error is
+// exit code 2 at once. The names and defaults follow controller-runtime's manager flags
+// (--leader-elect, --health-probe-bind-address, --metrics-bind-address) and client-go's
+// leader-election defaults (15s lease, 10s renew deadline, 2s retry period).
+
+import { parseArgs } from "node:util";
+import type { LevelWithSilent } from "pino";
+import { dns1123LabelErrors, dns1123SubdomainErrors } from "../accesskeys/names.js";
+import { LOG_LEVELS } from "../server/logger.js";
+import { parseDuration } from "./duration.js";
+import { usageError } from "./errors.js";
+
+export interface LeaderElectionOptions {
+  enabled: boolean;
+  /** The Lease's name (--leader-election-id). */
+  id: string;
+  /** The Lease's namespace on the host (--leader-election-namespace). */
+  namespace: string;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+}
+
+export interface SyncOptions {
+  config: string;
+  virtualKubeconfig: string;
+  hostKubeconfig: string;
+  vclusterName: string;
+  vclusterNamespace: string;
+  /** Where host copies live in single-namespace mode (default: --vcluster-namespace). */
+  targetNamespace: string;
+  /** Keys reconciled at once. */
+  workers: number;
+  /** Deadline per object for the patches (the sandbox's, as `vgate serve --patch-timeout`). */
+  patchTimeoutMs: number;
+  /** Sandbox processes; undefined: the number of CPUs. */
+  patchWorkers?: number;
+  leaderElection: LeaderElectionOptions;
+  /** host:port for /healthz and /readyz; null: disabled ("0"). */
+  healthProbeBindAddress: string | null;
+  /** host:port for /metrics; null: disabled ("0"). */
+  metricsBindAddress: string | null;
+  /** From SIGTERM to giving up on reconciles still running. */
+  shutdownTimeoutMs: number;
+  logLevel: LevelWithSilent;
+}
+
+export const SYNC_DEFAULTS = Object.freeze({
+  workers: 2,
+  patchTimeout: "100ms",
+  leaseDuration: "15s",
+  renewDeadline: "10s",
+  retryPeriod: "2s",
+  healthProbeBindAddress: ":8081",
+  metricsBindAddress: ":8080",
+  shutdownTimeout: "25s",
+  logLevel: "info",
+});
+
+/** client-go's leaderelection.JitterFactor: renewDeadline must exceed retryPeriod times this. */
+const JITTER_FACTOR = 1.2;
+
+const REQUIRED = [
+  "config",
+  "virtual-kubeconfig",
+  "host-kubeconfig",
+  "vcluster-name",
+  "vcluster-namespace",
+] as const;
+
+/** Boolean flags that also take `=true` / `=false`, as Go's flag package allows. */
+const BOOLEAN_FLAGS = ["leader-elect"] as const;
+
+/**
+ * Go's pflag accepts `--leader-elect=false`; node's parseArgs has no negation, so such arguments
+ * are taken out here and their values returned.
+ */
+function takeBooleans(args: string[]): { rest: string[]; values: Record<string, boolean> } {
+  const values: Record<string, boolean> = {};
+  const rest: string[] = [];
+  for (const arg of args) {
+    const m = /^--([a-z-]+)=(.*)$/.exec(arg);
+    const flag = m?.[1];
+    if (m && BOOLEAN_FLAGS.includes(flag as (typeof BOOLEAN_FLAGS)[number])) {
+      if (m[2] !== "true" && m[2] !== "false") {
+        throw usageError(`invalid --${flag} ${JSON.stringify(m[2])}: true or false`);
+      }
+      values[flag!] = m[2] === "true";
+    } else {
+      rest.push(arg);
+    }
+  }
+  return { rest, values };
+}
+
+/** A Go-style duration of one unit: 500ms, 15s, 2m, 1h; within [minMs, maxMs]. */
+export function parseLongDuration(
+  text: string,
+  flag: string,
+  minMs: number,
+  maxMs: number,
+): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text.trim());
+  if (!m) {
+    throw usageError(
+      `invalid ${flag} ${JSON.stringify(text)}: use a duration such as 500ms or 15s`,
+    );
+  }
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as "ms" | "s" | "m" | "h"];
+  const ms = Math.round(Number(m[1]) * unit);
+  if (ms < minMs || ms > maxMs) {
+    throw usageError(
+      `invalid ${flag} ${JSON.stringify(text)}: must be between ${minMs}ms and ${maxMs / 1000}s`,
+    );
+  }
+  return ms;
+}
+
+/**
+ * A listen address as controller-runtime takes it: `host:port`, `:port` (every interface), or "0"
+ * to disable the server.
+ */
+export function parseBindAddress(text: string, flag: string): string | null {
+  if (text === "0") return null;
+  const m = /^(.*):(\d{1,5})$/.exec(text);
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || port > 65535) {
+    throw usageError(
+      `invalid ${flag} ${JSON.stringify(text)}: use host:port, :port, or 0 to disable`,
+    );
+  }
+  return text;
+}
+
+function parseWorkers(text: string, flag: string): number {
+  if (!/^[1-9]\d?$/.test(text)) {
+    throw usageError(`invalid ${flag} ${JSON.stringify(text)}: an integer from 1 to 99`);
+  }
+  return Number(text);
+}
+
+/** A Lease name: a DNS-1123 subdomain. */
+function checkName(value: string, flag: string): string {
+  const errors = dns1123SubdomainErrors(value);
+  if (errors.length) throw usageError(`invalid ${flag} ${JSON.stringify(value)}: ${errors[0]}`);
+  return value;
+}
+
+/** A namespace (or a vCluster's) name: a DNS-1123 label. */
+function checkLabel(value: string, flag: string): string {
+  const errors = dns1123LabelErrors(value);
+  if (errors.length) throw usageError(`invalid ${flag} ${JSON.stringify(value)}: ${errors[0]}`);
+  return value;
+}
+
+function parseLeaderElection(
+  v: Record<string, string | boolean | undefined>,
+  enabled: boolean,
+  vclusterName: string,
+  namespace: string,
+): LeaderElectionOptions {
+  const lease = parseLongDuration(
+    v["leader-elect-lease-duration"] as string,
+    "--leader-elect-lease-duration",
+    1000,
+    3_600_000,
+  );
+  const renew = parseLongDuration(
+    v["leader-elect-renew-deadline"] as string,
+    "--leader-elect-renew-deadline",
+    1,
+    3_600_000,
+  );
+  const retry = parseLongDuration(
+    v["leader-elect-retry-period"] as string,
+    "--leader-elect-retry-period",
+    1,
+    3_600_000,
+  );
+  // client-go's NewLeaderElector refuses the same combinations.
+  if (lease <= renew) {
+    throw usageError(
+      "--leader-elect-lease-duration must be greater than --leader-elect-renew-deadline",
+    );
+  }
+  if (renew <= JITTER_FACTOR * retry) {
+    throw usageError(
+      `--leader-elect-renew-deadline must be greater than ${JITTER_FACTOR} times --leader-elect-retry-period`,
+    );
+  }
+  const id = (v["leader-election-id"] as string | undefined) ?? `vgate-sync-${vclusterName}`;
+  const leaseNamespace = (v["leader-election-namespace"] as string | undefined) ?? namespace;
+  return {
+    enabled,
+    id: checkName(id, "--leader-election-id"),
+    namespace: checkLabel(leaseNamespace, "--leader-election-namespace"),
+    leaseDurationMs: lease,
+    renewDeadlineMs: renew,
+    retryPeriodMs: retry,
+  };
+}
+
+const OPTIONS = {
+  config: { type: "string" },
+  "virtual-kubeconfig": { type: "string" },
+  "host-kubeconfig": { type: "string" },
+  "vcluster-name": { type: "string" },
+  "vcluster-namespace": { type: "string" },
+  "target-namespace": { type: "string" },
+  workers: { type: "string", default: String(SYNC_DEFAULTS.workers) },
+  "patch-timeout": { type: "string", default: SYNC_DEFAULTS.patchTimeout },
+  "patch-workers": { type: "string" },
+  "leader-elect": { type: "boolean" },
+  "leader-election-id": { type: "string" },
+  "leader-election-namespace": { type: "string" },
+  "leader-elect-lease-duration": { type: "string", default: SYNC_DEFAULTS.leaseDuration },
+  "leader-elect-renew-deadline": { type: "string", default: SYNC_DEFAULTS.renewDeadline },
+  "leader-elect-retry-period": { type: "string", default: SYNC_DEFAULTS.retryPeriod },
+  "health-probe-bind-address": { type: "string", default: SYNC_DEFAULTS.healthProbeBindAddress },
+  "metrics-bind-address": { type: "string", default: SYNC_DEFAULTS.metricsBindAddress },
+  "shutdown-timeout": { type: "string", default: SYNC_DEFAULTS.shutdownTimeout },
+  "log-level": { type: "string", default: SYNC_DEFAULTS.logLevel },
+  help: { type: "boolean", short: "h", default: false },
+} as const;
+
+function parseRaw(args: string[]) {
+  const { rest, values } = takeBooleans(args);
+  let parsed;
+  try {
+    parsed = parseArgs({ args: rest, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw usageError(`${(err as Error).message}\nRun 'vgate sync --help' for usage.`);
+  }
+  if (parsed.positionals.length) {
+    throw usageError(
+      `unexpected argument ${JSON.stringify(parsed.positionals[0])}\nRun 'vgate sync --help' for usage.`,
+    );
+  }
+  return {
+    v: parsed.values,
+    leaderElect: values["leader-elect"] ?? parsed.values["leader-elect"] ?? true,
+  };
+}
+
+export function parseSyncArgs(args: string[]): SyncOptions | "help" {
+  const { v, leaderElect } = parseRaw(args);
+  if (v.help) return "help";
+  const missing = REQUIRED.filter((f) => !v[f]);
+  if (missing.length) {
+    throw usageError(
+      `vgate sync needs ${missing.map((f) => `--${f}`).join(", ")}\nRun 'vgate sync --help' for usage.`,
+    );
+  }
+  const logLevel = v["log-level"]!;
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw usageError(
+      `invalid --log-level ${JSON.stringify(logLevel)}: must be one of ${LOG_LEVELS.join(", ")}`,
+    );
+  }
+  const namespace = checkLabel(v["vcluster-namespace"]!, "--vcluster-namespace");
+  const name = checkLabel(v["vcluster-name"]!, "--vcluster-name");
+  return {
+    config: v.config!,
+    virtualKubeconfig: v["virtual-kubeconfig"]!,
+    hostKubeconfig: v["host-kubeconfig"]!,
+    vclusterName: name,
+    vclusterNamespace: namespace,
+    targetNamespace: checkLabel(v["target-namespace"] ?? namespace, "--target-namespace"),
+    workers: parseWorkers(v.workers!, "--workers"),
+    patchTimeoutMs: parseDuration(v["patch-timeout"]!, "--patch-timeout"),
+    patchWorkers:
+      v["patch-workers"] === undefined
+        ? undefined
+        : parseWorkers(v["patch-workers"], "--patch-workers"),
+    leaderElection: parseLeaderElection(v, leaderElect, name, namespace),
+    healthProbeBindAddress: parseBindAddress(
+      v["health-probe-bind-address"]!,
+      "--health-probe-bind-address",
+    ),
+    metricsBindAddress: parseBindAddress(v["metrics-bind-address"]!, "--metrics-bind-address"),
+    shutdownTimeoutMs: parseLongDuration(v["shutdown-timeout"]!, "--shutdown-timeout", 1, 600_000),
+    logLevel: logLevel as LevelWithSilent,
+  };
+}

@@ -1,0 +1,130 @@
+// `vgate sync`: the Endpoints sync controller between a virtual cluster and its host
+// (webhook/src/sync/controller/controller.ts; docs/decisions.md EPS-11..).
+
+import { flushLogs, LOG_LEVELS } from "../server/logger.js";
+import type { RunningController } from "../sync/controller/controller.js";
+import type { Command } from "./command.js";
+import { EXIT } from "./errors.js";
+import { parseSyncArgs, SYNC_DEFAULTS } from "./sync-options.js";
+
+const HELP = `Sync Endpoints of selector-less Services from a virtual cluster to its host, with the
+sync.toHost.endpoints patches of a vcluster.yaml, as vCluster's Endpoints syncer does.
+
+Virtual Endpoints (and Services) and host Endpoints are watched; every key goes through a
+rate-limited work queue with retries and exponential backoff. Failures are recorded as Warning
+Events (reason SyncError) on the virtual Endpoints. The config file is watched: a valid change is
+picked up at once, an invalid one is logged and the last good config is kept.
+
+Usage:
+  vgate sync --config FILE --virtual-kubeconfig FILE --host-kubeconfig FILE --vcluster-name NAME --vcluster-namespace NAMESPACE [flags]
+
+Flags:
+      --config string                         vCluster config file (vcluster.yaml, YAML or JSON); watched for changes
+      --virtual-kubeconfig string             kubeconfig of the virtual cluster
+      --host-kubeconfig string                kubeconfig of the host cluster
+      --vcluster-name string                  Name of the virtual cluster (context.vcluster.name)
+      --vcluster-namespace string             Its namespace in the host cluster (context.vcluster.namespace)
+      --target-namespace string               Host namespace of the synced Endpoints in single-namespace mode
+                                              (default: --vcluster-namespace)
+      --workers int                           Keys reconciled at once (default ${SYNC_DEFAULTS.workers})
+      --patch-timeout string                  Deadline per object for the patches (default ${SYNC_DEFAULTS.patchTimeout})
+      --patch-workers int                     Sandbox processes running expressions at once (default: the number of
+                                              CPUs; one more waits as a warm spare)
+      --leader-elect                          Run only while holding a coordination.k8s.io Lease on the host, so
+                                              several replicas can run (default true; --leader-elect=false to disable)
+      --leader-election-id string             Name of the Lease (default "vgate-sync-<vcluster-name>")
+      --leader-election-namespace string      Host namespace of the Lease (default: --vcluster-namespace)
+      --leader-elect-lease-duration duration  How long a standby waits before taking over an unrenewed Lease
+                                              (default ${SYNC_DEFAULTS.leaseDuration})
+      --leader-elect-renew-deadline duration  How long the leader retries renewing before it gives up (default ${SYNC_DEFAULTS.renewDeadline})
+      --leader-elect-retry-period duration    How often to try to take or renew the Lease (default ${SYNC_DEFAULTS.retryPeriod})
+      --health-probe-bind-address string      Address of /healthz and /readyz over HTTP; 0 disables (default "${SYNC_DEFAULTS.healthProbeBindAddress}")
+      --metrics-bind-address string           Address of /metrics over HTTP; 0 disables (default "${SYNC_DEFAULTS.metricsBindAddress}")
+      --shutdown-timeout duration             After SIGTERM, how long reconciles in flight may take to finish (default ${SYNC_DEFAULTS.shutdownTimeout})
+      --log-level string                      One of ${LOG_LEVELS.join(", ")} (default "${SYNC_DEFAULTS.logLevel}")
+  -h, --help                                  Show this help
+
+Exit status: 0 after SIGTERM or SIGINT once stopped; 1 when start-up fails (a bad config lists
+every problem) or the Lease is lost; 2 for a usage error.
+
+Examples:
+  # One replica, without leader election
+  vgate sync --config vcluster.yaml --virtual-kubeconfig virtual.kubeconfig \\
+    --host-kubeconfig host.kubeconfig --vcluster-name my-vcluster --vcluster-namespace vcluster-my-vcluster \\
+    --leader-elect=false
+`;
+
+/** After a stop, how long anything left may take to let go before the process exits regardless. */
+const STOPPED_EXIT_MS = 1000;
+/** After --shutdown-timeout, how long stopping the informers, Lease and sandbox may take. */
+const STOP_AFTER_TIMEOUT_MS = 4000;
+/** How long a failed start may take to wind down before the process is ended regardless. */
+const START_FAILURE_EXIT_MS = 2000;
+
+/**
+ * Waits for SIGTERM/SIGINT (graceful stop, exit 0; a second signal exits 1 at once, as
+ * controller-runtime's signal handler does) or for the Lease to be lost (exit 1).
+ */
+function untilStopped(running: RunningController, timeoutMs: number): Promise<number> {
+  const { logger } = running;
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      if (stopping) {
+        logger.warn({ signal }, "second signal: exiting at once");
+        flushLogs(logger);
+        process.exit(EXIT.FAILURE);
+      }
+      stopping = true;
+      logger.info({ signal }, "received signal; shutting down");
+      setTimeout(() => {
+        logger.error("shutdown did not finish in time; exiting");
+        flushLogs(logger);
+        process.exit(EXIT.FAILURE);
+      }, timeoutMs + STOP_AFTER_TIMEOUT_MS).unref();
+      running.shutdown().then(
+        () => resolve(EXIT.OK),
+        (err: unknown) => {
+          logger.error(
+            { err: err instanceof Error ? err.message : String(err) },
+            "shutdown failed",
+          );
+          resolve(EXIT.FAILURE);
+        },
+      );
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+    void running.lost.then(() => {
+      if (stopping) return;
+      stopping = true;
+      resolve(EXIT.FAILURE);
+    });
+  });
+}
+
+export const syncCommand: Command = {
+  name: "sync",
+  summary: "Sync Endpoints from a virtual cluster to its host (a controller)",
+  help: HELP,
+  async run(args) {
+    const opts = parseSyncArgs(args);
+    if (opts === "help") {
+      process.stdout.write(HELP);
+      return EXIT.OK;
+    }
+    // Loaded on demand: `vgate --help` should not pay for the controller.
+    const { startController } = await import("../sync/controller/controller.js");
+    let running;
+    try {
+      running = await startController(opts);
+    } catch (err) {
+      setTimeout(() => process.exit(EXIT.FAILURE), START_FAILURE_EXIT_MS).unref();
+      throw err;
+    }
+    const code = await untilStopped(running, opts.shutdownTimeoutMs);
+    flushLogs(running.logger);
+    setTimeout(() => process.exit(code), STOPPED_EXIT_MS).unref();
+    return code;
+  },
+};

@@ -1,0 +1,132 @@
+// The controller's informers (kube/watch-cache.ts) and how their events become queue keys:
+// - virtual Endpoints, all namespaces: their own namespace/name;
+// - virtual Services, all namespaces: the Endpoints of the same namespace/name (so Endpoints made
+//   before their Service are synced once it appears, vcluster#2719);
+// - host Endpoints that carry `vcluster.loft.sh/managed-by=<vcluster>`: in the target namespace in
+//   single-namespace mode, in every namespace in multi-namespace mode; each maps back to the
+//   virtual key its bookkeeping names (virtualKeyFromHost). A DELETED event no longer has the
+//   object, so the key each host object mapped to is remembered.
+// Host Endpoints without that label are not cached at all: the controller never touches them, and
+// one in the way of a host copy is found when the create answers 409 AlreadyExists.
+
+import type { KubeTransport } from "../../kube/transport.js";
+import { WatchCache, type ChangeType } from "../../kube/watch-cache.js";
+import { MarkerLabel } from "../../patches/labels.js";
+import type { JsonObject } from "../../patches/types.js";
+import { keyString, type EndpointsState, type ReconcileDeps, type SyncKey } from "./contracts.js";
+import { hostKeyFor, virtualKeyFromHost } from "./reconcile.js";
+
+type VCluster = ReconcileDeps["vcluster"];
+
+export interface InformerOptions {
+  virtual: KubeTransport;
+  host: KubeTransport;
+  /** The vCluster as configured at start (informer scopes do not change on reload). */
+  vcluster: VCluster;
+  enqueue: (key: string) => void;
+  onError: (cache: string, message: string) => void;
+}
+
+/**
+ * Items of a LIST carry no apiVersion and kind (only watch events do); the objects handed to the
+ * reconciler, to writes and to Events must, so the cache sets them, as controller-runtime's does.
+ */
+const keepAs =
+  (kind: "Endpoints" | "Service") =>
+  (object: Record<string, unknown>): JsonObject =>
+    ({ ...object, apiVersion: "v1", kind }) as JsonObject;
+
+/** The host Endpoints collection the controller watches (see the header). */
+export function hostEndpointsPath(vc: VCluster): string {
+  if (vc.namespaceMappings !== undefined) return "/api/v1/endpoints";
+  const target = vc.targetNamespace ?? vc.namespace;
+  return `/api/v1/namespaces/${encodeURIComponent(target)}/endpoints`;
+}
+
+export class Informers {
+  readonly virtualEndpoints: WatchCache<JsonObject>;
+  readonly virtualServices: WatchCache<JsonObject>;
+  readonly hostEndpoints: WatchCache<JsonObject>;
+  /** Host cache key → the virtual key it maps to, for DELETED events. */
+  private readonly hostToVirtual = new Map<string, string>();
+
+  constructor(private readonly opts: InformerOptions) {
+    const virtualChange = (_type: ChangeType, key: string) => opts.enqueue(key);
+    this.virtualEndpoints = new WatchCache(opts.virtual, "/api/v1/endpoints", keepAs("Endpoints"), {
+      onChange: virtualChange,
+      onError: (m) => opts.onError("virtual endpoints", m),
+    });
+    this.virtualServices = new WatchCache(opts.virtual, "/api/v1/services", keepAs("Service"), {
+      onChange: virtualChange,
+      onError: (m) => opts.onError("virtual services", m),
+    });
+    this.hostEndpoints = new WatchCache(
+      opts.host,
+      hostEndpointsPath(opts.vcluster),
+      keepAs("Endpoints"),
+      {
+        labelSelector: `${MarkerLabel}=${opts.vcluster.name}`,
+        onChange: (type, key) => this.onHostChange(type, key),
+        onError: (m) => opts.onError("host endpoints", m),
+      },
+    );
+  }
+
+  private get all(): WatchCache<JsonObject>[] {
+    return [this.virtualEndpoints, this.virtualServices, this.hostEndpoints];
+  }
+
+  start(): void {
+    for (const cache of this.all) cache.start();
+  }
+
+  stop(): void {
+    for (const cache of this.all) cache.stop();
+  }
+
+  synced(): boolean {
+    return this.all.every((c) => c.synced());
+  }
+
+  /** Which caches are not synced, for /readyz. */
+  unsynced(): string[] {
+    const names = ["virtual endpoints", "virtual services", "host endpoints"];
+    return this.all.flatMap((c, i) => (c.synced() ? [] : [names[i]!]));
+  }
+
+  async waitForSync(signal?: AbortSignal): Promise<void> {
+    await Promise.all(this.all.map((c) => c.waitForSync(signal)));
+  }
+
+  /** What the caches know of one key (the host object at the name hostKeyFor gives). */
+  state(key: SyncKey, vc: VCluster): EndpointsState {
+    const host = hostKeyFor(key, vc);
+    return {
+      key,
+      virtual: this.virtualEndpoints.get(keyString(key)) ?? null,
+      service: this.virtualServices.get(keyString(key)) ?? null,
+      host: this.hostEndpoints.get(`${host.namespace}/${host.name}`) ?? null,
+    };
+  }
+
+  /** Every key either side knows of (a config reload requeues them all). */
+  allKeys(): string[] {
+    return [...new Set([...this.virtualEndpoints.keys(), ...this.hostToVirtual.values()])];
+  }
+
+  private onHostChange(type: ChangeType, hostKey: string): void {
+    const before = this.hostToVirtual.get(hostKey);
+    if (type === "DELETED") {
+      this.hostToVirtual.delete(hostKey);
+      if (before !== undefined) this.opts.enqueue(before);
+      return;
+    }
+    const object = this.hostEndpoints.get(hostKey);
+    const key = object ? virtualKeyFromHost(object, this.opts.vcluster) : null;
+    const now = key ? keyString(key) : undefined;
+    if (now === undefined) this.hostToVirtual.delete(hostKey);
+    else this.hostToVirtual.set(hostKey, now);
+    if (before !== undefined && before !== now) this.opts.enqueue(before);
+    if (now !== undefined) this.opts.enqueue(now);
+  }
+}
