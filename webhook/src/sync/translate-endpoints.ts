@@ -35,7 +35,7 @@ const NOT_COPIED = new Set<string>([
 ]);
 
 /** Reset on the host copy (translate.HostMetadata): they belong to the virtual object. */
-const RESET_METADATA: readonly string[] = [
+export const RESET_METADATA: readonly string[] = [
   "generateName",
   "selfLink",
   "uid",

@@ -22,28 +22,13 @@ import {
   OBJECT_NAMESPACE_ANNOTATION,
 } from "../../patches/reference-resolver.js";
 import type { Json, JsonObject, VClusterInfo } from "../../patches/types.js";
-import { BOOKKEEPING_ANNOTATIONS } from "../translate-endpoints.js";
+import { BOOKKEEPING_ANNOTATIONS, RESET_METADATA } from "../translate-endpoints.js";
 import type { ObjectRef, SyncAction } from "./contracts.js";
 
 /** vCluster's own keys; guarded-patch.ts keeps them out of patches' reach too. */
 const VCLUSTER_PREFIX = "vcluster.loft.sh/";
 
 export const IMPORTED_ANNOTATION = "vcluster.loft.sh/object-imported";
-
-/** Belong to the source object, never to its copy (translate.HostMetadata's reset list). */
-const RESET_METADATA: readonly string[] = [
-  "generateName",
-  "selfLink",
-  "uid",
-  "resourceVersion",
-  "generation",
-  "creationTimestamp",
-  "deletionTimestamp",
-  "deletionGracePeriodSeconds",
-  "ownerReferences",
-  "finalizers",
-  "managedFields",
-];
 
 const isObject = (v: Json | undefined): v is JsonObject =>
   typeof v === "object" && v !== null && !Array.isArray(v);
