@@ -47,12 +47,17 @@ install-plugin-files:
 kube:
 	bash test/kube/build.sh
 
-# A clean compile first, so a deleted test never runs from a stale dist/.
+# A clean compile first, so a deleted test never runs from a stale dist/. Test files run two at a
+# time (.mocharc.json: most wait on API servers and subprocesses), except the ones that measure
+# latency or RSS under load: those run afterwards, alone.
+LOAD_TESTS := dist/test/soak/soak.test.js dist/test/webhook/server/tls-reload-load.test.js \
+  dist/test/webhook/server/slow-clients.test.js dist/test/webhook/patches/sandbox/hostile-server.test.js
 test: install
 	rm -rf dist
 	$(NODE_BIN)/tsc -p tsconfig.json
 	$(MAKE) --no-print-directory plugin-bundle
-	$(NODE_BIN)/mocha
+	$(NODE_BIN)/mocha $(addprefix --ignore ,$(LOAD_TESTS))
+	$(NODE_BIN)/mocha --no-config --require dist/test/support/mocha-root.js --timeout 20000 $(LOAD_TESTS)
 
 # ESLint, Prettier, and dependency-cruiser (.dependency-cruiser.mjs): no import cycles between
 # modules or folders, type-only imports included, and patches run only through the one pipeline.
