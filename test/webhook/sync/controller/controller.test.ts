@@ -16,7 +16,7 @@ import { createLogger } from "../../../../webhook/src/server/logger.js";
 import {
   startController,
   type RunningController,
-} from "../../../../webhook/src/sync/controller/controller.js";
+} from "../../../../webhook/src/cli/sync-controller.js";
 import { sharedCluster, type VgateCluster } from "../../../support/cluster.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../../support/kube/binaries.js";
 import type { KubeObject } from "../../../support/kube/kube-client.js";

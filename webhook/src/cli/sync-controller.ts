@@ -11,27 +11,41 @@
 
 import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
-import { CliError } from "../../cli/errors.js";
-import { startPatchRunner } from "../../cli/patch-runner.js";
-import type { SyncOptions } from "../../cli/sync-options.js";
-import { loadVCluster, type LoadedVCluster } from "../../cli/vcluster-flags.js";
-import { KubeConfigError, loadKubeConfig } from "../../kube/kubeconfig.js";
-import { KubeTransport } from "../../kube/transport.js";
-import { createLogger, flushLogs, type Logger } from "../../server/logger.js";
-import { applyPlan, RetryConflict, type Sides, type WriteOutcome } from "./apply-plan.js";
-import type { JsonObject } from "../../patches/types.js";
-import { clusterReads } from "./cluster-reads.js";
-import { ConfigWatcher } from "./config-watch.js";
-import { SyncError, type EndpointsState, type ReconcileDeps, type SyncKey } from "./contracts.js";
-import { EventRecorder } from "./events.js";
-import { Informers } from "./informers.js";
-import { LeaderElector } from "./leader-election.js";
-import { LiveConfig } from "./live-config.js";
-import { createSyncMetrics, type ReconcileResult, type SyncMetrics } from "./metrics.js";
-import { startProbeServer, type ProbeServer } from "./probe-server.js";
-import { reconcileEndpoints } from "./reconcile.js";
-import { ResourcePaths } from "./resource-paths.js";
-import { WorkQueue } from "./work-queue.js";
+import { CliError } from "./errors.js";
+import { startPatchRunner } from "./patch-runner.js";
+import type { SyncOptions } from "./sync-options.js";
+import { loadVCluster, type LoadedVCluster } from "./vcluster-flags.js";
+import { KubeConfigError, loadKubeConfig } from "../kube/kubeconfig.js";
+import { KubeTransport } from "../kube/transport.js";
+import { createLogger, flushLogs, type Logger } from "../server/logger.js";
+import {
+  applyPlan,
+  RetryConflict,
+  type Sides,
+  type WriteOutcome,
+} from "../sync/controller/apply-plan.js";
+import type { JsonObject } from "../patches/types.js";
+import { clusterReads } from "../sync/controller/cluster-reads.js";
+import { ConfigWatcher } from "../sync/controller/config-watch.js";
+import {
+  SyncError,
+  type EndpointsState,
+  type ReconcileDeps,
+  type SyncKey,
+} from "../sync/controller/contracts.js";
+import { EventRecorder } from "../sync/controller/events.js";
+import { Informers } from "../sync/controller/informers.js";
+import { LeaderElector } from "../sync/controller/leader-election.js";
+import { LiveConfig } from "./sync-live-config.js";
+import {
+  createSyncMetrics,
+  type ReconcileResult,
+  type SyncMetrics,
+} from "../sync/controller/metrics.js";
+import { startProbeServer, type ProbeServer } from "./sync-probe-server.js";
+import { reconcileEndpoints } from "../sync/controller/reconcile.js";
+import { ResourcePaths } from "../sync/controller/resource-paths.js";
+import { WorkQueue } from "../sync/controller/work-queue.js";
 
 /** Deadline of one request to either API server (a watch: until its answer starts). */
 const REQUEST_TIMEOUT_MS = 15_000;

@@ -4,7 +4,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
-import { CliError } from "../../cli/errors.js";
+import { CliError } from "./errors.js";
 
 export interface ProbeRoutes {
   /** Liveness: the process answers. */
