@@ -4,16 +4,11 @@
 // `vgate serve` talking straight to it (no proxy), for a real kube-apiserver restart.
 
 import { randomBytes, randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Writable } from "node:stream";
 import { accessKeyExtra } from "../../webhook/src/auth/contracts.js";
 import type { ServeOptions } from "../../webhook/src/cli/serve-options.js";
-import { startServe, type StartedServe } from "../../webhook/src/cli/serve-runtime.js";
-import { createLogger } from "../../webhook/src/server/logger.js";
-import { selfSignedTls } from "../../webhook/src/server/tls.js";
+import type { StartedServe } from "../../webhook/src/cli/serve-runtime.js";
 import { installAccessKeyCrd, VGATE_NAMESPACE } from "../support/cluster.js";
+import { startInProcessVgate } from "../support/in-process-vgate.js";
 import { startControlPlane, type ControlPlane } from "../support/kube/control-plane.js";
 import { installCrd, schemalessCrd } from "../support/kube/crds.js";
 import type { KubeTestClient } from "../support/kube/kube-client.js";
@@ -214,56 +209,30 @@ export async function startPrivateVgate(
   more: Partial<ServeOptions> = {},
 ): Promise<PrivateVgate> {
   const plane = await startControlPlane();
-  const dir = mkdtempSync(join(tmpdir(), "vgate-faults-"));
   try {
     const group = `management.${domain}`;
     const storageGroup = `storage.${domain}`;
     await installAccessKeyCrd(plane.admin, domain);
     await installCrd(plane.admin, schemalessCrd(storageGroup, "User", "users", { status: true }));
     const account = await serviceAccountWith(plane, "vgate", vgateRules(group), VGATE_NAMESPACE);
-    const tls = await selfSignedTls();
-    writeFileSync(join(dir, "tls.crt"), tls.cert);
-    writeFileSync(join(dir, "tls.key"), tls.key, { mode: 0o600 });
-    const logLines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _enc, cb) {
-        logLines.push(...String(chunk).split("\n").filter(Boolean));
-        cb();
-      },
-    });
-    const vgate = await startServe(
-      {
-        port: 0,
-        bindAddress: "127.0.0.1",
-        tlsCertFile: join(dir, "tls.crt"),
-        tlsKeyFile: join(dir, "tls.key"),
-        kubeconfig: await account.kubeconfig(),
-        groupDomain: domain,
-        adminGroups: ["system:masters"],
-        logLevel: "info",
-        dev: false,
-        ...more,
-      },
-      createLogger("info", sink),
-    );
+    const kubeconfig = await account.kubeconfig();
+    const vgate = await startInProcessVgate({ kubeconfig, domain, logLevel: "info", more });
     return {
       plane,
       admin: plane.admin,
-      vgate,
-      url: `https://localhost:${vgate.server.port}`,
-      ca: tls.cert,
+      vgate: vgate.vgate,
+      url: vgate.url,
+      ca: vgate.ca,
       group,
       storageGroup,
-      logLines,
+      logLines: vgate.logLines,
       stop: async () => {
         await vgate.stop();
         await plane.stop();
-        rmSync(dir, { recursive: true, force: true });
       },
     };
   } catch (err) {
     await plane.stop();
-    rmSync(dir, { recursive: true, force: true });
     throw err;
   }
 }

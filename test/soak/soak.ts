@@ -5,11 +5,10 @@
 // its trend over the second half, and what in-flight requests saw at SIGTERM.
 
 import { X509Certificate } from "node:crypto";
-import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { connect } from "node:tls";
 import { startVgateCluster, VGATE_NAMESPACE, type VgateCluster } from "../support/cluster.js";
 import { servingCert } from "../support/kube/pki.js";
+import { servedFingerprint, writeTlsFiles } from "../support/tls-files.js";
 import { storeSoakFixtures, soakKinds, type RequestKind } from "./soak-mix.js";
 import { floorSlopePerMinute, percentile, slopePerMinute, type Sample } from "./stats.js";
 import { TimedClient, type Sent } from "./timed-client.js";
@@ -238,28 +237,8 @@ async function loadWithRotation(
 /** Writes a new serving certificate for vgate from the rig's CA into the files it serves. */
 async function rotateCertificate(cluster: VgateCluster): Promise<X509Certificate> {
   const tls = await servingCert(cluster.plane.ca, [`vgate.${VGATE_NAMESPACE}.svc`, "localhost"]);
-  const dir = join(cluster.plane.dir, "vgate");
-  for (const [name, text] of [
-    ["tls.crt", tls.cert],
-    ["tls.key", tls.key],
-  ] as const) {
-    writeFileSync(join(dir, `${name}.new`), text, { mode: 0o600 });
-    renameSync(join(dir, `${name}.new`), join(dir, name));
-  }
+  writeTlsFiles(join(cluster.plane.dir, "vgate"), tls, "rename");
   return new X509Certificate(tls.cert);
-}
-
-function servedFingerprint(port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(
-      { host: "127.0.0.1", port, rejectUnauthorized: false, servername: "localhost" },
-      () => {
-        resolve(socket.getPeerCertificate().fingerprint256);
-        socket.destroy();
-      },
-    );
-    socket.once("error", reject);
-  });
 }
 
 interface Sigterm {

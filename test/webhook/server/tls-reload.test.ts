@@ -1,38 +1,21 @@
 // Certificate rotation without a restart: vgate serves the new certificate once the files change.
 
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { connect } from "node:tls";
 import { Writable } from "node:stream";
 import { startServe } from "../../../webhook/src/cli/serve-runtime.js";
 import { createLogger } from "../../../webhook/src/server/logger.js";
-import { selfSignedTls, type TlsMaterial } from "../../../webhook/src/server/tls.js";
-
-function servedFingerprint(port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(
-      { host: "127.0.0.1", port, rejectUnauthorized: false, servername: "localhost" },
-      () => {
-        resolve(socket.getPeerCertificate().fingerprint256);
-        socket.destroy();
-      },
-    );
-    socket.once("error", reject);
-  });
-}
+import { selfSignedTls } from "../../../webhook/src/server/tls.js";
+import { servedFingerprint, writeTlsFiles } from "../../support/tls-files.js";
 
 describe("TLS certificate reload", function () {
   this.timeout(20_000);
 
   it("serves a rotated certificate without a restart", async () => {
     const dir = mkdtempSync(join(tmpdir(), "vgate-tls-"));
-    const write = (tls: TlsMaterial) => {
-      writeFileSync(join(dir, "tls.crt"), tls.cert);
-      writeFileSync(join(dir, "tls.key"), tls.key);
-    };
-    write(await selfSignedTls());
+    writeTlsFiles(dir, await selfSignedTls());
     const serve = await startServe(
       {
         port: 0,
@@ -49,7 +32,7 @@ describe("TLS certificate reload", function () {
     );
     try {
       const before = await servedFingerprint(serve.server.port);
-      write(await selfSignedTls());
+      writeTlsFiles(dir, await selfSignedTls());
       let after = before;
       for (let i = 0; i < 50 && after === before; i++) {
         await new Promise((r) => setTimeout(r, 100));

@@ -6,20 +6,15 @@
 // write keys without the shared vgate in the way. Owners of kind User live in storage.<domain>, as
 // Loft's users live in storage.loft.sh.
 
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Writable } from "node:stream";
-import { startServe, type StartedServe } from "../../../webhook/src/cli/serve-runtime.js";
 import type { ServeOptions } from "../../../webhook/src/cli/serve-options.js";
-import { createLogger } from "../../../webhook/src/server/logger.js";
-import { selfSignedTls } from "../../../webhook/src/server/tls.js";
+import type { StartedServe } from "../../../webhook/src/cli/serve-runtime.js";
 import {
   installAccessKeyCrd,
   VGATE_NAMESPACE,
   VGATE_SERVICE_ACCOUNT,
   type VgateCluster,
 } from "../../support/cluster.js";
+import { startInProcessVgate } from "../../support/in-process-vgate.js";
 import { crdRef, installCrd, schemalessCrd } from "../../support/kube/crds.js";
 import type { FaultProxy } from "../../support/kube/fault-proxy.js";
 import { vgateRules } from "../../support/kube/rbac.js";
@@ -57,8 +52,6 @@ export async function startVgateOnCluster(
   const group = `management.${domain}`;
   const storageGroup = `storage.${domain}`;
   const undo: (() => Promise<unknown>)[] = [];
-  const logLines: string[] = [];
-  let dir: string | undefined;
   try {
     await installAccessKeyCrd(admin, domain);
     undo.push(() => admin.delete(crdRef(`ownedaccesskeys.${group}`)));
@@ -81,49 +74,22 @@ export async function startVgateOnCluster(
     undo.push(() => proxy.close());
     const kubeconfig = await account.kubeconfig(proxy.url);
 
-    const tls = await selfSignedTls();
-    dir = mkdtempSync(join(tmpdir(), "vgate-https-"));
-    writeFileSync(join(dir, "tls.crt"), tls.cert);
-    writeFileSync(join(dir, "tls.key"), tls.key, { mode: 0o600 });
-    const sink = new Writable({
-      write(chunk, _enc, cb) {
-        logLines.push(...String(chunk).split("\n").filter(Boolean));
-        cb();
-      },
-    });
-    const vgate = await startServe(
-      {
-        port: 0,
-        bindAddress: "127.0.0.1",
-        tlsCertFile: join(dir, "tls.crt"),
-        tlsKeyFile: join(dir, "tls.key"),
-        kubeconfig,
-        groupDomain: domain,
-        adminGroups: ["system:masters"],
-        logLevel: "debug",
-        dev: false,
-        ...more,
-      },
-      createLogger("debug", sink),
-    );
-    const tmp = dir;
+    const vgate = await startInProcessVgate({ kubeconfig, domain, logLevel: "debug", more });
     return {
-      vgate,
-      url: `https://localhost:${vgate.server.port}`,
-      ca: tls.cert,
+      vgate: vgate.vgate,
+      url: vgate.url,
+      ca: vgate.ca,
       proxy,
       group,
       storageGroup,
       token,
-      logLines,
+      logLines: vgate.logLines,
       stop: async () => {
         await vgate.stop();
-        rmSync(tmp, { recursive: true, force: true });
         await runAll(undo);
       },
     };
   } catch (err) {
-    if (dir) rmSync(dir, { recursive: true, force: true });
     await runAll(undo);
     throw err;
   }
