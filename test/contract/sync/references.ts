@@ -4,14 +4,7 @@
 
 import assert from "node:assert/strict";
 import { until } from "../../support/until.js";
-import {
-  assertQuiet,
-  BOOKKEEPING,
-  itKnownBug,
-  sleep,
-  type Obj,
-  type SyncContext,
-} from "./sync-context.js";
+import { assertQuiet, BOOKKEEPING, sleep, type Obj, type SyncContext } from "./sync-context.js";
 
 type Data = Obj & { data?: Record<string, string> };
 
@@ -67,40 +60,45 @@ export function referenceTests(ctx: SyncContext): void {
     );
   });
 
-  itKnownBug(
-    "refreshes the host copy of a referenced Secret that changed, when the Endpoints syncs again",
-    "a referenced object is copied only when the referencing annotation is in the change set (EPS-17), so a changed Secret never reaches its host copy",
-    async () => {
-      const ns = await ctx.namespace();
-      await ctx.virtual.create({
-        apiVersion: "v1",
-        kind: "Secret",
-        metadata: { name: "tok", namespace: ns },
-        data: { t: "MQ==" },
-      });
-      await ctx.syncable(ns, "svc", { annotations: { "example.com/secret": "tok" } });
-      const hostSecret = ctx.shortName("tok", ns);
-      await until(
-        async () => (await get("host", "Secret", ctx.vc.namespace, hostSecret)) !== null,
-        "the Secret copied",
-      );
-      await ctx.virtual.apply({
-        apiVersion: "v1",
-        kind: "Secret",
-        metadata: { name: "tok", namespace: ns },
-        data: { t: "Mg==" },
-      });
-      // A change of the Endpoints makes it sync again, which copies the referenced object again.
-      await ctx.updateVirtual(ns, "svc", (e) => {
-        e.metadata.annotations!["example.com/bump"] = "1";
-      });
-      await until(
-        async () =>
-          (await get("host", "Secret", ctx.vc.namespace, hostSecret))?.data?.["t"] === "Mg==",
-        "the host copy of the Secret updated",
-      );
-    },
-  );
+  it("keeps the host copy of a referenced Secret in step with it: changed, then deleted", async () => {
+    const ns = await ctx.namespace();
+    await ctx.virtual.create({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "tok", namespace: ns },
+      data: { t: "MQ==" },
+    });
+    await ctx.syncable(ns, "svc", { annotations: { "example.com/secret": "tok" } });
+    const hostSecret = ctx.shortName("tok", ns);
+    await until(
+      async () => (await get("host", "Secret", ctx.vc.namespace, hostSecret)) !== null,
+      "the Secret copied",
+    );
+    // Only the Secret changes: the Endpoints that references it stays as it is.
+    await ctx.virtual.apply({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "tok", namespace: ns },
+      data: { t: "Mg==" },
+    });
+    await until(
+      async () =>
+        (await get("host", "Secret", ctx.vc.namespace, hostSecret))?.data?.["t"] === "Mg==",
+      "the host copy of the Secret updated",
+    );
+    await ctx.virtual.delete({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "tok", namespace: ns },
+    });
+    await until(
+      async () => (await get("host", "Secret", ctx.vc.namespace, hostSecret)) === null,
+      "the host copy of the deleted Secret deleted",
+    );
+    // The Endpoints' host copy is untouched by all this.
+    const host = await ctx.waitForHost(ns, "svc");
+    assert.equal(host.metadata.annotations?.["example.com/secret"], hostSecret);
+  });
 
   it("imports a referenced host Secret into the virtual cluster", async () => {
     const ns = await ctx.namespace();
@@ -134,6 +132,15 @@ export function referenceTests(ctx: SyncContext): void {
       `Secret ${ns}/from-host imported`,
     );
     assert.deepEqual(imported!.data, { key: Buffer.from("host value").toString("base64") });
+    // The host Secret is the original, not vgate's copy of the import: deleting the import leaves
+    // it alone.
+    await ctx.virtual.delete({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "from-host", namespace: ns },
+    });
+    await sleep(1500);
+    assert.notEqual(await get("host", "Secret", ctx.vc.namespace, hostSecret), null);
   });
 
   it("never overwrites a host Secret it does not manage at the translated name", async () => {

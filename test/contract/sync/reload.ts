@@ -6,7 +6,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { SyncProcess } from "../../support/sync-rig.js";
 import { until } from "../../support/until.js";
-import { metric, sleep, type SyncContext } from "./sync-context.js";
+import { metric, sleep, type Obj, type SyncContext } from "./sync-context.js";
 
 const config = (expression: string) => `sync:
   toHost:
@@ -85,6 +85,50 @@ export function reloadTests(ctx: SyncContext): void {
     await writeFile(file, config('"v3-" + value'));
     const host = await ctx.waitForHost(ns, "while-off");
     assert.equal(host.metadata.annotations?.["example.com/owner"], "v3-d");
+  });
+
+  it("watches a kind a reloaded config's reference patch names, so its copies follow their source", async () => {
+    const ns = await ctx.namespace();
+    await writeFile(
+      file,
+      `${config('"v4-" + value')}        - path: metadata.annotations["example.com/settings"]
+          reference:
+            apiVersion: v1
+            kind: ConfigMap
+`,
+    );
+    await ctx.virtual.create({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "settings", namespace: ns },
+      data: { mode: "a" },
+    });
+    const copyName = ctx.shortName("settings", ns);
+    const copy = () =>
+      ctx.host.get<Obj & { data?: Record<string, string> }>({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: copyName, namespace: ctx.vc.namespace },
+      });
+    let n = 0;
+    await until(
+      async () => {
+        n += 1;
+        await ctx.syncable(ns, `ref-${n}`, { annotations: { "example.com/settings": "settings" } });
+        const host = await ctx.waitForHost(ns, `ref-${n}`);
+        return host.metadata.annotations?.["example.com/settings"] === copyName;
+      },
+      "an object synced with the reloaded config's reference patch",
+      30_000,
+    );
+    await until(async () => (await copy())?.data?.["mode"] === "a", "the ConfigMap copied");
+    await ctx.virtual.apply({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "settings", namespace: ns },
+      data: { mode: "b" },
+    });
+    await until(async () => (await copy())?.data?.["mode"] === "b", "the copy follows its source");
   });
 
   it("refuses to start with an invalid config: exit status 1 and every problem logged", async () => {

@@ -44,6 +44,13 @@ import {
 } from "../sync/controller/metrics.js";
 import { startProbeServer, type ProbeServer } from "./sync-probe-server.js";
 import { reconcileEndpoints } from "../sync/controller/reconcile.js";
+import {
+  isReferenceKey,
+  parseReferenceKey,
+  reconcileReferenceCopy,
+} from "../sync/controller/reference-copies.js";
+import { ReferenceInformers } from "../sync/controller/reference-informers.js";
+import { referenceKinds } from "../sync/controller/references.js";
 import { ResourcePaths } from "../sync/controller/resource-paths.js";
 import { WorkQueue } from "../sync/controller/work-queue.js";
 
@@ -95,6 +102,7 @@ class Controller {
   readonly queue = new WorkQueue();
   readonly metrics: SyncMetrics;
   readonly informers: Informers;
+  readonly references: ReferenceInformers;
   readonly events: EventRecorder;
   private readonly reads: Pick<ReconcileDeps, "get" | "list">;
   private readonly workers: Promise<void>[] = [];
@@ -131,6 +139,24 @@ class Controller {
       onError: (cache, message) =>
         logger.warn({ cache, err: message }, "watch cache unsynced; relisting"),
     });
+    this.references = new ReferenceInformers({
+      transports,
+      paths: { virtual: sides.virtual.paths, host: sides.host.paths },
+      vcluster: this.vcluster(live.loaded),
+      enqueue: (key) => this.enqueue(key),
+      onError: (cache, message) =>
+        logger.warn({ cache, err: message }, "watch cache unsynced; relisting"),
+    });
+  }
+
+  /** Every key the caches know of (a config reload requeues them all). */
+  allKeys(): string[] {
+    return [...this.informers.allKeys(), ...this.references.allKeys()];
+  }
+
+  /** Starts, stops or keeps the reference informers as the loaded config's patches name kinds. */
+  watchReferences(loaded: LoadedVCluster): Promise<void> {
+    return this.references.setKinds(referenceKinds(loaded.vcluster));
   }
 
   vcluster(loaded: LoadedVCluster): ReconcileDeps["vcluster"] {
@@ -173,6 +199,7 @@ class Controller {
     this.queue.shutDown();
     this.abortSync.abort();
     this.informers.stop();
+    this.references.stop();
     this.lostResolve();
   }
 
@@ -197,29 +224,47 @@ class Controller {
   async process(key: string): Promise<void> {
     const started = performance.now();
     const lease = this.live.acquire();
-    let state: EndpointsState | undefined;
+    let subject: JsonObject | null = null;
     let result: ReconcileResult;
-    this.logger.debug({ endpoints: key }, "reconciling");
+    this.logger.debug(this.fieldsOf(key), "reconciling");
     try {
-      const vcluster = this.vcluster(lease.loaded);
-      state = this.informers.state(parseKey(key), vcluster);
-      const plan = await reconcileEndpoints(state, {
-        vcluster,
+      const deps: ReconcileDeps = {
+        vcluster: this.vcluster(lease.loaded),
         enabled: lease.loaded.enabled,
         run: lease.run,
         ...this.reads,
-      });
+      };
+      const reference = isReferenceKey(key) ? parseReferenceKey(key) : null;
+      let plan;
+      if (reference !== null) {
+        // The Event of a failed copy goes on the referenced virtual object.
+        subject = {
+          apiVersion: reference.apiVersion,
+          kind: reference.kind,
+          metadata: { namespace: reference.namespace, name: reference.name },
+        };
+        plan = await reconcileReferenceCopy(reference, deps);
+      } else {
+        const state: EndpointsState = this.informers.state(parseKey(key), deps.vcluster);
+        subject = state.virtual;
+        plan = await reconcileEndpoints(state, deps);
+      }
       for (const warning of plan.warnings)
-        this.logger.warn({ endpoints: key, warning }, "reconcile warning");
+        this.logger.warn({ ...this.fieldsOf(key), warning }, "reconcile warning");
       await applyPlan(plan, this.sides, (o) => this.wrote(key, o));
       this.queue.forget(key);
       result = "success";
     } catch (err) {
-      result = this.failed(key, state?.virtual ?? null, err);
+      result = this.failed(key, subject, err);
     } finally {
       lease.release();
     }
     this.metrics.reconciled(result, (performance.now() - started) / 1000);
+  }
+
+  /** How a key is named in the log: `endpoints: ns/name`, or `reference: ref:...`. */
+  private fieldsOf(key: string): Record<string, string> {
+    return isReferenceKey(key) ? { reference: key } : { endpoints: key };
   }
 
   /** A write done: counted, and logged by key, action and outcome (never the object). */
@@ -227,7 +272,7 @@ class Controller {
     this.metrics.wrote(o.side, o.type);
     this.logger.info(
       {
-        endpoints: key,
+        ...this.fieldsOf(key),
         side: o.side,
         action: o.type,
         kind: o.ref.kind,
@@ -244,17 +289,20 @@ class Controller {
     this.metrics.retried();
     const retries = this.queue.numRequeues(key);
     if (err instanceof RetryConflict) {
-      this.logger.debug({ endpoints: key, err: err.message, retries }, "conflict; requeued");
+      this.logger.debug({ ...this.fieldsOf(key), err: err.message, retries }, "conflict; requeued");
       return "requeue";
     }
     if (err instanceof SyncError) {
-      this.logger.warn({ endpoints: key, err: err.message, retries }, "sync failed");
+      this.logger.warn({ ...this.fieldsOf(key), err: err.message, retries }, "sync failed");
       // vCluster records sync errors on the virtual object: reason SyncError, action Sync<Kind>.
-      if (virtual) void this.events.warning(virtual, "SyncError", "SyncEndpoints", err.message);
+      if (virtual) {
+        const action = `Sync${typeof virtual["kind"] === "string" ? virtual["kind"] : "Endpoints"}`;
+        void this.events.warning(virtual, "SyncError", action, err.message);
+      }
       return "error";
     }
     this.logger.warn(
-      { endpoints: key, err: messageOf(err), retries },
+      { ...this.fieldsOf(key), err: messageOf(err), retries },
       "reconcile failed; retrying",
     );
     return "error";
@@ -273,6 +321,7 @@ class Controller {
     const timeout = new Promise<void>((r) => setTimeout(r, left).unref());
     await Promise.race([Promise.all(this.workers), timeout]);
     this.informers.stop();
+    this.references.stop();
   }
 }
 
@@ -357,7 +406,8 @@ async function reloadConfig(c: Controller): Promise<void> {
     { config: opts.config, patches: next.patches.length, enabled: next.enabled },
     "config reloaded",
   );
-  for (const key of c.informers.allKeys()) c.enqueue(key);
+  await c.watchReferences(next);
+  for (const key of c.allKeys()) c.enqueue(key);
 }
 
 async function startServers(
@@ -427,6 +477,8 @@ async function start(
   const servers = await startServers(c, undo);
   c.informers.start();
   undo.push(() => c.informers.stop());
+  await c.watchReferences(loaded);
+  undo.push(() => c.references.stop());
   const watcher = new ConfigWatcher(opts.config, () => reloadConfig(c), {
     intervalMs: hooks.configIntervalMs,
   });

@@ -148,6 +148,22 @@ function stringAt(
   return at === null ? null : nonEmptyString(readMatch(at));
 }
 
+/**
+ * Where the host copy of referenced virtual object `namespace/name` lives (docs/decisions.md
+ * EPS-1): the short name in the vCluster's namespace in single-namespace mode; the same name in the
+ * mapped namespace in multi-namespace mode.
+ */
+export function referenceHostLocation(
+  name: string,
+  namespace: string,
+  vcluster: VClusterInfo,
+): { namespace: string; name: string } {
+  const mapped = mapNamespaceToHost(namespace, vcluster.namespaceMappings);
+  return mapped === null
+    ? { namespace: vcluster.namespace, name: hostNameShort(name, namespace, vcluster.name) }
+    : { namespace: mapped, name };
+}
+
 function toHost(
   input: ReferenceInput,
   parts: ReferenceParts,
@@ -158,14 +174,7 @@ function toHost(
   if (namespace === null) {
     return { skip: { kind: "keep", warning: "no namespace to translate the reference name with" } };
   }
-  const { vcluster } = input;
-  const mapped = mapNamespaceToHost(namespace, vcluster.namespaceMappings);
-  // docs/decisions.md EPS-1: single-namespace mode uses the short name; a mapped namespace keeps
-  // the name.
-  const host =
-    mapped === null
-      ? { namespace: vcluster.namespace, name: hostNameShort(parts.name, namespace, vcluster.name) }
-      : { namespace: mapped, name: parts.name };
+  const host = referenceHostLocation(parts.name, namespace, input.vcluster);
   const virtual = { namespace, name: parts.name };
   return { ...host, reference: describe(input, parts, virtual, host) };
 }

@@ -181,6 +181,10 @@ describe("sync/controller/reconcile: gate, create, delete", function () {
       type: "Opaque",
       data: { password: "c2VjcmV0" },
     });
+    const sourceVersion = (
+      world.virtual.get({ apiVersion: "v1", kind: "Secret", namespace: "team", name: "db-cred" })!
+        .metadata as Record<string, string>
+    ).resourceVersion;
     const virtual = world.virtual.endpoints("team", "db")!;
     const plan = await reconcileEndpoints(world.state(key, runner.vcluster), world.deps(runner));
     assert.deepEqual(
@@ -229,6 +233,7 @@ describe("sync/controller/reconcile: gate, create, delete", function () {
         "vcluster.loft.sh/object-uid": "s-uid",
         "vcluster.loft.sh/object-kind": "/v1, Kind=Secret",
         "vcluster.loft.sh/object-host-name": secretHostName,
+        "vgate.loft.sh/source-resource-version": sourceVersion,
         "vcluster.loft.sh/object-host-namespace": VC_NAMESPACE,
       },
       labels: {

@@ -67,6 +67,8 @@ describe("sync/controller/references", () => {
           "vcluster.loft.sh/object-name": "db-cred",
           "vcluster.loft.sh/object-namespace": "team",
           "vcluster.loft.sh/object-uid": "s-uid",
+          // The source's resourceVersion: a later change of the source is told from it.
+          "vgate.loft.sh/source-resource-version": "42",
           "vcluster.loft.sh/object-kind": "/v1, Kind=Secret",
           "vcluster.loft.sh/object-host-name": "v5ri45ovgqam9c",
           "vcluster.loft.sh/object-host-namespace": "vc-ns",

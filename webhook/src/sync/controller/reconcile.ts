@@ -95,7 +95,8 @@ const meta = (obj: JsonObject): JsonObject => field(obj, "metadata");
 const annotationsOf = (obj: JsonObject): JsonObject => field(meta(obj), "annotations");
 const labelsOf = (obj: JsonObject): JsonObject => field(meta(obj), "labels");
 
-function scopeOf(vc: SyncVCluster): LabelScope {
+/** The label scope of host objects: the vCluster name and the namespace host copies go to. */
+export function scopeOf(vc: SyncVCluster): LabelScope {
   return { name: vc.name, namespace: vc.targetNamespace ?? vc.namespace };
 }
 

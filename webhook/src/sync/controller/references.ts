@@ -27,8 +27,19 @@ import type { ObjectRef, SyncAction } from "./contracts.js";
 
 /** vCluster's own keys; guarded-patch.ts keeps them out of patches' reach too. */
 const VCLUSTER_PREFIX = "vcluster.loft.sh/";
+/** vgate's own keys: never copied from one side's object to the other's. */
+const VGATE_PREFIX = "vgate.loft.sh/";
+
+const isBookkeepingKey = (key: string): boolean =>
+  key.startsWith(VCLUSTER_PREFIX) || key.startsWith(VGATE_PREFIX);
 
 export const IMPORTED_ANNOTATION = "vcluster.loft.sh/object-imported";
+
+/**
+ * On a host copy: the resourceVersion of the virtual object it was copied from, so a changed
+ * source is told from an unchanged one without comparing contents (docs/decisions.md#eps-18).
+ */
+export const SOURCE_VERSION_ANNOTATION = "vgate.loft.sh/source-resource-version";
 
 const isObject = (v: Json | undefined): v is JsonObject =>
   typeof v === "object" && v !== null && !Array.isArray(v);
@@ -81,7 +92,7 @@ export function hostCopyOf(
   const { copy, meta } = copyObject(source, reference.host, reference);
   const sourceMeta = field(source, "metadata");
   const copied = stringEntries(field(sourceMeta, "annotations")).filter(
-    ([key]) => !key.startsWith(VCLUSTER_PREFIX),
+    ([key]) => !isBookkeepingKey(key),
   );
   const annotations = new Map<string, string>(copied);
   const managed = copied.map(([key]) => key).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
@@ -93,6 +104,7 @@ export function hostCopyOf(
   annotations.set(BOOKKEEPING_ANNOTATIONS.kind, gvkString(reference.apiVersion, reference.kind));
   annotations.set(BOOKKEEPING_ANNOTATIONS.hostName, reference.host.name);
   annotations.set(BOOKKEEPING_ANNOTATIONS.hostNamespace, reference.host.namespace);
+  annotations.set(SOURCE_VERSION_ANNOTATION, str(sourceMeta.resourceVersion));
   meta.annotations = Object.fromEntries(annotations);
   const labels = Object.fromEntries(stringEntries(field(sourceMeta, "labels")));
   meta.labels = hostLabelsMap(labels, null, reference.virtual.namespace, true, scope) ?? {};
@@ -104,7 +116,7 @@ export function virtualImportOf(source: JsonObject, reference: ResolvedReference
   const { copy, meta } = copyObject(source, reference.virtual, reference);
   const sourceMeta = field(source, "metadata");
   const annotations = new Map<string, string>(
-    stringEntries(field(sourceMeta, "annotations")).filter(([k]) => !k.startsWith(VCLUSTER_PREFIX)),
+    stringEntries(field(sourceMeta, "annotations")).filter(([k]) => !isBookkeepingKey(k)),
   );
   annotations.set(IMPORTED_ANNOTATION, "true");
   annotations.set(OBJECT_NAME_ANNOTATION, reference.host.name);

@@ -53,6 +53,11 @@ export class ResourcePaths {
     return `${base}${ns}/${mapping.resource}`;
   }
 
+  /** Whether objects of `apiVersion`/`kind` live in namespaces. */
+  async namespaced(apiVersion: string, kind: string): Promise<boolean> {
+    return (await this.mapping(apiVersion, kind)).namespaced;
+  }
+
   /** The path of one object. */
   async object(ref: ObjectRef): Promise<string> {
     const collection = await this.collection(ref.apiVersion, ref.kind, ref.namespace);
