@@ -30,11 +30,13 @@ import {
   type LabelScope,
 } from "../../patches/labels.js";
 import type { ResolvedReference } from "../../patches/reference.js";
+import { patchMode } from "../../patches/engine.js";
 import {
   PatchError,
   type Direction,
   type Json,
   type JsonObject,
+  type PatchSpec,
   type VClusterInfo,
 } from "../../patches/types.js";
 import { applyChangeSet } from "../change-set.js";
@@ -224,6 +226,12 @@ async function runPatches(
   object: JsonObject,
   job: PatchJob,
 ): Promise<GuardedResult> {
+  // No patch acts in this direction (`patches: []`; an `expression` without `reverseExpression`
+  // does act going back: it drops its field): the sandbox would hand the object back as it is.
+  // Not asking it saves a round trip to a child process on every such sync.
+  if (!actsIn(deps.vcluster, job.direction)) {
+    return { object, warnings: [], explain: [], references: [] };
+  }
   try {
     return await applyGuardedPatches(deps.run, object, job);
   } catch (err) {
@@ -252,6 +260,24 @@ function patchFailure(key: SyncKey, direction: Direction, err: unknown): SyncErr
     `endpoints ${keyString(key)}: ${where} failed going ${direction} (${which}): ${detail}`,
     direction,
   );
+}
+
+const acting = new WeakMap<object, Record<Direction, boolean>>();
+
+/** Whether any of the config's patches does something going `direction` (engine.ts patchMode). */
+function actsIn(vc: VClusterInfo, direction: Direction): boolean {
+  const config = vc.config;
+  if (!isObject(config)) return true;
+  let known = acting.get(config);
+  if (known === undefined) {
+    const endpoints = field(field(field(config, "sync"), "toHost"), "endpoints");
+    const list = Object.hasOwn(endpoints, "patches") ? endpoints.patches : undefined;
+    const patches = (Array.isArray(list) ? list : []) as unknown as PatchSpec[];
+    const acts = (d: Direction) => patches.some((p) => patchMode(p, d) !== "skip");
+    known = { toHost: acts("toHost"), toVirtual: acts("toVirtual") };
+    acting.set(config, known);
+  }
+  return known[direction];
 }
 
 const configHashes = new WeakMap<object, string>();
