@@ -205,7 +205,11 @@ describe("sync/controller/reconcile without a snapshot", function () {
     world.host.put(host);
     const changed = {
       ...world.deps(runner),
-      vcluster: { ...runner.vcluster, config: { sync: { reloaded: true } } },
+      // Another config with the same patches (the runner has them): only its hash differs.
+      vcluster: {
+        ...runner.vcluster,
+        config: { ...(runner.vcluster.config as object), reloaded: true },
+      },
     };
     const plan = await reconcileEndpoints(world.state(key, runner.vcluster), changed);
     assert.deepEqual(
