@@ -6,7 +6,9 @@
 //   namespace (every namespace in multi-namespace mode): a copy that appears or changes queues the
 //   key of the source its bookkeeping names.
 // Both caches keep metadata only (name, uid, resourceVersion, the bookkeeping annotations and the
-// scoping labels): a Secret's data never stays in memory. The reconcile reads objects live.
+// scoping labels): a Secret's data never stays in memory. The reconcile reads objects live. A key
+// is queued only when the caches say there is work (needsWork): a copy that records its source's
+// uid and resourceVersion is left alone, so a restart with 1,000 up-to-date copies reads nothing.
 // Kinds follow config reloads. A kind the API server does not serve (a CRD not installed yet) is
 // retried every RETRY_MS; so is one whose paths discovery could not answer. Cluster-scoped kinds
 // are not watched: their copies are refreshed only by the Endpoints that reference them.
@@ -18,8 +20,8 @@ import { referenceHostLocation } from "../../patches/reference.js";
 import type { JsonObject } from "../../patches/types.js";
 import { BOOKKEEPING_ANNOTATIONS } from "../translate-endpoints.js";
 import type { ReconcileDeps } from "./contracts.js";
-import { copySourceOf, referenceKey } from "./reference-copies.js";
-import { SOURCE_VERSION_ANNOTATION } from "./references.js";
+import { copySourceOf, referenceKey, type ReferencedObject } from "./reference-copies.js";
+import { IMPORTED_ANNOTATION, SOURCE_VERSION_ANNOTATION } from "./references.js";
 import type { ResourcePaths } from "./resource-paths.js";
 
 type VCluster = ReconcileDeps["vcluster"];
@@ -49,7 +51,11 @@ interface Watched {
 
 const kindKey = (k: ReferenceKind): string => `${k.apiVersion}/${k.kind}`;
 
-const KEPT_ANNOTATIONS = [...Object.values(BOOKKEEPING_ANNOTATIONS), SOURCE_VERSION_ANNOTATION];
+const KEPT_ANNOTATIONS = [
+  ...Object.values(BOOKKEEPING_ANNOTATIONS),
+  SOURCE_VERSION_ANNOTATION,
+  IMPORTED_ANNOTATION,
+];
 const KEPT_LABELS = [MarkerLabel, ControllerLabel];
 
 function pick(map: unknown, keys: readonly string[]): Record<string, string> {
@@ -145,8 +151,15 @@ export class ReferenceInformers {
         }
         if (watched === null) continue;
         this.watched.set(kindKey(kind), watched);
+        // The host copies are listed once the sources are, so that needsWork can tell an
+        // up-to-date copy at once instead of queueing every copy at start.
         watched.virtual.start();
-        watched.host.start();
+        void watched.virtual.waitForSync().then(
+          () => {
+            if (this.watched.get(kindKey(kind)) === watched) watched.host.start();
+          },
+          () => undefined,
+        );
       } catch (err) {
         failed.push(kind);
         this.opts.onError(
@@ -177,8 +190,7 @@ export class ReferenceInformers {
       onChange: (_type: ChangeType, key: string) => {
         const slash = key.indexOf("/");
         const source = { ...kind, namespace: key.slice(0, slash), name: key.slice(slash + 1) };
-        const at = referenceHostLocation(source.name, source.namespace, vcluster);
-        if (host?.get(`${at.namespace}/${at.name}`) !== undefined) {
+        if (host !== undefined && needsWork(source, virtual, host, vcluster)) {
           this.opts.enqueue(referenceKey(source));
         }
       },
@@ -190,7 +202,12 @@ export class ReferenceInformers {
         if (type === "DELETED") return;
         const object = host?.get(key);
         const source = object ? copySourceOf(object, vcluster) : null;
-        if (source !== null && source.apiVersion === kind.apiVersion && source.kind === kind.kind) {
+        if (
+          source !== null &&
+          source.apiVersion === kind.apiVersion &&
+          source.kind === kind.kind &&
+          needsWork(source, virtual, host!, vcluster)
+        ) {
           this.opts.enqueue(referenceKey(source));
         }
       },
@@ -198,4 +215,40 @@ export class ReferenceInformers {
     });
     return { kind, virtual, host };
   }
+}
+
+const ownString = (map: unknown, key: string): string => {
+  if (typeof map !== "object" || map === null || !Object.hasOwn(map, key)) return "";
+  const value = (map as Record<string, unknown>)[key];
+  return typeof value === "string" ? value : "";
+};
+
+const metaOf = (o: JsonObject | undefined): Record<string, unknown> =>
+  (o?.["metadata"] ?? {}) as Record<string, unknown>;
+
+/**
+ * Whether the caches say the copy of `source` may need work (reference-copies.ts decides; this
+ * only spares it the reads): a copy is cached, and the source is gone, differs in uid or
+ * resourceVersion from what the copy records, or is not cached.
+ * An imported source is never work.
+ */
+export function needsWork(
+  source: ReferencedObject,
+  virtual: WatchCache<JsonObject>,
+  host: WatchCache<JsonObject>,
+  vcluster: VCluster,
+): boolean {
+  const at = referenceHostLocation(source.name, source.namespace, vcluster);
+  const copy = host.get(`${at.namespace}/${at.name}`);
+  if (copy === undefined) return false;
+  // Not cached: deleted, or not listed yet (the cache fills its map before it reports a LIST).
+  const original = virtual.get(`${source.namespace}/${source.name}`);
+  if (original === undefined) return true;
+  const meta = metaOf(original);
+  if (ownString(meta["annotations"], IMPORTED_ANNOTATION) === "true") return false;
+  const recorded = metaOf(copy)["annotations"];
+  return (
+    ownString(recorded, BOOKKEEPING_ANNOTATIONS.uid) !== ownString(meta, "uid") ||
+    ownString(recorded, SOURCE_VERSION_ANNOTATION) !== ownString(meta, "resourceVersion")
+  );
 }
