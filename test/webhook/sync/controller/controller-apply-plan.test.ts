@@ -131,6 +131,27 @@ const ensure = (object: JsonObject): SyncAction => ({
       );
     });
 
+    it("create and ensure into a namespace that does not exist: a SyncError that says so", async () => {
+      const missing = `apply-gone-${suffix}`;
+      for (const action of [create, ensure]) {
+        const object = {
+          ...hostCopy("lost", "lost"),
+          metadata: { name: "lost", namespace: missing },
+        };
+        await assert.rejects(
+          applyAction(action(object as JsonObject), sides),
+          (err: unknown) =>
+            err instanceof SyncError &&
+            err.message.startsWith(
+              `cannot create host Endpoints "${missing}/lost": 404 NotFound: namespaces "${missing}" not found`,
+            ) &&
+            err.message.endsWith(
+              `(vgate sync does not create namespaces: create namespace "${missing}" on the host, or map this namespace elsewhere)`,
+            ),
+        );
+      }
+    });
+
     it("update: PUT with the resourceVersion read; a stale one is a 409 Conflict and retried", async () => {
       const created = (await cluster.admin.create(
         hostCopy("u1", "u1") as KubeObject,

@@ -8,8 +8,8 @@
 // - ensure: POST, or on 409 AlreadyExists, a PUT over the live object when it carries vgate's (or
 //   vCluster's) bookkeeping for the same source; otherwise SyncError.
 // Failures that concern the one object (400, 403, 422: the object is invalid after patches, or
-// forbidden) become SyncErrors, recorded as Events; 409s are retried quietly; anything else (5xx,
-// 429, no answer) is retried without an Event.
+// forbidden; 404 on a create: its namespace does not exist) become SyncErrors, recorded as Events;
+// 409s are retried quietly; anything else (5xx, 429, no answer) is retried without an Event.
 
 import { KubeError } from "../../api/status.js";
 import { answerError } from "../../kube/answer-error.js";
@@ -193,8 +193,23 @@ function failure(verb: string, side: Side, ref: ObjectRef, res: KubeResponse): E
   const err = answerError(res);
   const message = `cannot ${verb} ${describe(side, ref)}: ${err.code} ${err.reason}: ${err.message}`;
   if (res.status === 409) return new RetryConflict(message);
+  // A create into a namespace that does not exist: the object's trouble (say so on its Event), as
+  // vgate sync never creates namespaces (vCluster makes the host namespaces it maps to).
+  if (res.status === 404 && verb === "create" && detailsKind(res) === "namespaces") {
+    return new SyncError(
+      `${message} (vgate sync does not create namespaces: create namespace ${JSON.stringify(ref.namespace)} on the ${side === "host" ? "host" : "virtual cluster"}, or map this namespace elsewhere)`,
+    );
+  }
   if (OBJECT_STATUSES.has(res.status)) return new SyncError(message);
   return new KubeError(err.code, err.reason, message);
+}
+
+/** The kind a Status answer's details name (`namespaces` for a missing namespace), or "". */
+function detailsKind(res: KubeResponse): string {
+  const body = res.body as { kind?: unknown; details?: { kind?: unknown } } | undefined;
+  if (!body || typeof body !== "object" || body.kind !== "Status") return "";
+  const kind = body.details?.kind;
+  return typeof kind === "string" ? kind : "";
 }
 
 function isAlreadyExists(res: KubeResponse): boolean {
