@@ -36,6 +36,8 @@ export interface SyncProcessOptions {
   config: string;
   /** More flags, after the rig's. */
   args?: readonly string[];
+  /** Another host identity and vCluster (SyncRig.hostIdentity) instead of the rig's own. */
+  host?: { kubeconfig: string; vcluster: { name: string; namespace: string } };
 }
 
 export interface SyncProcess {
@@ -69,6 +71,12 @@ export interface SyncRig {
   /** Kubeconfigs of vgate sync's service accounts (manifests/sync/). */
   virtualKubeconfig: string;
   hostKubeconfig: string;
+  /**
+   * Applies another host RBAC file of manifests/sync/ for `vcluster` (as the rig's own: its
+   * namespace made vcluster.namespace, every rule granted); returns its service account's
+   * kubeconfig, for SyncProcessOptions.host.
+   */
+  hostIdentity(file: string, vcluster: { name: string; namespace: string }): Promise<string>;
   /** Writes `content` to `file` in the rig's directory (replacing it); returns its path. */
   writeConfig(file: string, content: string): Promise<string>;
   /** Starts `vgate sync` with the rig's kubeconfigs and vCluster, and free probe/metrics ports. */
@@ -103,6 +111,7 @@ export async function startSyncRig(opts: SyncRigOptions = {}): Promise<SyncRig> 
       dir,
       virtualKubeconfig,
       hostKubeconfig,
+      hostIdentity: (file, vc) => installIdentity(host, file, vc, vc.namespace),
       writeConfig: async (file, content) => {
         const path = join(dir, file);
         await writeFile(path, content);
@@ -186,6 +195,7 @@ export function manifestObjects(file: string, rewrite: (text: string) => string)
 async function startSyncProcess(rig: SyncRig, opts: SyncProcessOptions): Promise<SyncProcess> {
   const [probePort, metricsPort] = [await freePort(), await freePort()];
   const logFile = join(rig.dir, `${opts.name}-${Date.now()}.log`);
+  const host = opts.host ?? { kubeconfig: rig.hostKubeconfig, vcluster: rig.vcluster };
   const proc = supervise(
     `vgate sync (${opts.name})`,
     resolve(repoRoot, "webhook/bin/vgate"),
@@ -193,9 +203,9 @@ async function startSyncProcess(rig: SyncRig, opts: SyncProcessOptions): Promise
       "sync",
       `--config=${opts.config}`,
       `--virtual-kubeconfig=${rig.virtualKubeconfig}`,
-      `--host-kubeconfig=${rig.hostKubeconfig}`,
-      `--vcluster-name=${rig.vcluster.name}`,
-      `--vcluster-namespace=${rig.vcluster.namespace}`,
+      `--host-kubeconfig=${host.kubeconfig}`,
+      `--vcluster-name=${host.vcluster.name}`,
+      `--vcluster-namespace=${host.vcluster.namespace}`,
       `--health-probe-bind-address=127.0.0.1:${probePort}`,
       `--metrics-bind-address=127.0.0.1:${metricsPort}`,
       ...(opts.args ?? []),

@@ -10,6 +10,7 @@ import { crudTests } from "./crud.js";
 import { enabledTests } from "./enabled.js";
 import { hostileTests } from "./hostile.js";
 import { leaderTests } from "./leader.js";
+import { multiNamespaceTests } from "./multi-namespace.js";
 import { observabilityTests } from "./observability.js";
 import { referenceTests } from "./references.js";
 import { reloadTests } from "./reload.js";
@@ -50,6 +51,7 @@ const skipReason = HAVE_KUBE ? missing : KUBE_SKIP_REASON;
   });
 
   describe("the rig", () => rigTests(ctx));
+  describe("multi-namespace mode", () => multiNamespaceTests(ctx));
   describe("create, update, delete", () => crudTests(ctx));
   describe("the Service gate", () => serviceGateTests(ctx));
   describe("host → virtual", () => reverseTests(ctx));
