@@ -34,7 +34,6 @@ import { patchMode } from "../../patches/engine.js";
 import {
   PatchError,
   type Direction,
-  type Json,
   type JsonObject,
   type PatchSpec,
   type VClusterInfo,
@@ -81,18 +80,10 @@ import {
   type HashPair,
   type Snapshot,
 } from "./snapshot.js";
+import { field, isObject, str } from "./object-fields.js";
 
 type SyncVCluster = ReconcileDeps["vcluster"];
 
-const isObject = (v: Json | undefined): v is JsonObject =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
-
-function field(obj: JsonObject, key: string): JsonObject {
-  const v = Object.hasOwn(obj, key) ? obj[key] : undefined;
-  return isObject(v) ? v : {};
-}
-
-const str = (v: Json | undefined): string => (typeof v === "string" ? v : "");
 const meta = (obj: JsonObject): JsonObject => field(obj, "metadata");
 const annotationsOf = (obj: JsonObject): JsonObject => field(meta(obj), "annotations");
 const labelsOf = (obj: JsonObject): JsonObject => field(meta(obj), "labels");

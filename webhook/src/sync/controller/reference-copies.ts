@@ -15,11 +15,12 @@
 
 import { ControllerLabel, MarkerLabel } from "../../patches/labels.js";
 import { referenceHostLocation, type ResolvedReference } from "../../patches/reference.js";
-import type { Json, JsonObject } from "../../patches/types.js";
+import type { JsonObject } from "../../patches/types.js";
 import { BOOKKEEPING_ANNOTATIONS } from "../translate-endpoints.js";
 import type { ObjectRef, ReconcileDeps, SyncPlan } from "./contracts.js";
 import { scopeOf } from "./reconcile.js";
 import { hostCopyOf, IMPORTED_ANNOTATION, SOURCE_VERSION_ANNOTATION } from "./references.js";
+import { field, str } from "./object-fields.js";
 
 /** A referenced virtual object: the source of a host copy. */
 export type ReferencedObject = ObjectRef;
@@ -48,16 +49,6 @@ export function parseReferenceKey(key: string): ReferencedObject | null {
   ];
   return { apiVersion, kind, namespace, name };
 }
-
-const isObject = (v: Json | undefined): v is JsonObject =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
-
-function field(obj: JsonObject, key: string): JsonObject {
-  const v = Object.hasOwn(obj, key) ? obj[key] : undefined;
-  return isObject(v) ? v : {};
-}
-
-const str = (v: Json | undefined): string => (typeof v === "string" ? v : "");
 
 /** `group/version, Kind=K` (gvkString) back to apiVersion and kind; null when malformed. */
 function parseGvk(text: string): { apiVersion: string; kind: string } | null {

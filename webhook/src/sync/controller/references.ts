@@ -24,6 +24,7 @@ import {
 import type { Json, JsonObject, VClusterInfo } from "../../patches/types.js";
 import { BOOKKEEPING_ANNOTATIONS, RESET_METADATA } from "../translate-endpoints.js";
 import type { ObjectRef, SyncAction } from "./contracts.js";
+import { field, isObject, str } from "./object-fields.js";
 
 /** vCluster's own keys; guarded-patch.ts keeps them out of patches' reach too. */
 const VCLUSTER_PREFIX = "vcluster.loft.sh/";
@@ -40,16 +41,6 @@ export const IMPORTED_ANNOTATION = "vcluster.loft.sh/object-imported";
  * source is told from an unchanged one without comparing contents (docs/decisions.md#eps-18).
  */
 export const SOURCE_VERSION_ANNOTATION = "vgate.loft.sh/source-resource-version";
-
-const isObject = (v: Json | undefined): v is JsonObject =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
-
-function field(obj: JsonObject, key: string): JsonObject {
-  const v = Object.hasOwn(obj, key) ? obj[key] : undefined;
-  return isObject(v) ? v : {};
-}
-
-const str = (v: Json | undefined): string => (typeof v === "string" ? v : "");
 
 function stringEntries(map: JsonObject): [string, string][] {
   return Object.entries(map).filter((e): e is [string, string] => typeof e[1] === "string");
