@@ -505,20 +505,6 @@ export async function assertQuiet(
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
- * A test of behaviour the controller does not have yet (a bug found by this suite, in the report
- * of the change that added it): skipped with the bug in its name, so the suite stays green, and
- * run with VGATE_SYNC_KNOWN_BUGS=1 to see whether it is fixed.
- */
-export function itKnownBug(title: string, bug: string, fn: () => Promise<void>): void {
-  if (process.env["VGATE_SYNC_KNOWN_BUGS"] === "1") it(title, fn);
-  else
-    it.skip(
-      `${title} (skipped: known controller bug: ${bug}; VGATE_SYNC_KNOWN_BUGS=1 runs it)`,
-      fn,
-    );
-}
-
-/**
  * The sum of a metric's samples on a controller's /metrics whose labels include `labels`
  * (Prometheus text format); NaN when the metric is absent.
  */

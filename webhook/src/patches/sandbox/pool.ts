@@ -14,7 +14,10 @@
 //   memory limit is reached, the child's monitor thread (child-monitor.ts) is asked which job and
 //   patch run, for the error message; without an answer the child is killed anyway.
 // A job is blamed when the pool knows it was the one running; the other jobs of a dead child's
-// chunk are run again, each on its own, so that a repeat offender is blamed precisely.
+// chunk are run again, each on its own, so that a repeat offender is blamed precisely. A blamed job
+// whose patch the pool could not learn (no answer from the monitor, or a child that died at once)
+// while its config has several expressions is run once more, alone, before it is settled: the
+// monitor is asked again, and the error names the patch when it answers (see rerunToName).
 // Children are replaced, too, when a batch leaves them close to their heap or resident limit.
 import { availableParallelism } from "node:os";
 import { PatchError } from "../types.js";
@@ -25,6 +28,7 @@ import {
   STATE_EXPRESSION,
   STATE_IDLE,
   STATE_JOB,
+  type Progress,
   type ResultLimits,
   type SandboxConfig,
   type SandboxJob,
@@ -76,8 +80,22 @@ const CHUNK_BYTES = 1024 * 1024;
 const WALL_FACTOR = 10;
 /** How often a working child's resident memory is read. */
 const MEMORY_POLL_MS = 5;
-/** How long a child over its memory limit may take to say what it ran before it is killed. */
-const MEMORY_GRACE_MS = 5;
+/**
+ * How long a child over its resident limit may take to say what it ran before it is killed. Its
+ * monitor answers in about 2 ms, 10 ms at the 90th percentile, on a loaded 2-core machine: the
+ * 5 ms this once was missed one answer in five. It is not longer because the child keeps growing
+ * meanwhile: memory outside the V8 heap (a regular expression's compiler) grows up to ~1.7 GiB/s
+ * here, so 15 ms lets it pass its limit by ~25 MiB more than an immediate kill (10% of the
+ * default 256 MiB), on top of the ~9 MiB a 5 ms poll already allows. The grace counts the time
+ * this process runs (see ask), so while this process alone is held up the child may grow longer,
+ * as it already may before the poll sees it. A child that cannot answer in time is run again to
+ * be named (see rerunToName).
+ */
+const MEMORY_GRACE_MS = 15;
+/** How often a monitor query's grace looks at the clock; one look counts two ticks at most (see ask). */
+const ASK_TICK_MS = 5;
+/** How much longer than ask's own wait a monitor query waits before it gives up on its own. */
+const ASK_BACKSTOP_MS = 1000;
 /** A child this close to its heap or resident limit after a batch is replaced (see tooFull). */
 const RETIRE_FRACTION = 0.75;
 
@@ -95,6 +113,8 @@ interface Pending {
   attempts: number;
   /** Run on its own: it was in a chunk whose child died, and it may have been the cause. */
   alone: boolean;
+  /** Run again to learn which patch killed its child (see rerunToName); once at most. */
+  reran: boolean;
 }
 
 function settle(pending: Pending, result: BatchResult): void {
@@ -341,7 +361,7 @@ export class SandboxPool {
       call.settle(index, { ok: false, error });
       return;
     }
-    this.queue.push({ key, job, call, index, attempts: 0, alone: false });
+    this.queue.push({ key, job, call, index, attempts: 0, alone: false, reran: false });
   }
 
   private idle(slot: Slot): boolean {
@@ -589,8 +609,8 @@ export class SandboxPool {
     const again: Pending[] = [];
     for (const [i, pending] of open.entries()) {
       if (culprit !== undefined && chunk.answered + i === culprit.job) {
-        const specs = this.configs.get(pending.key)?.patches;
-        settle(pending, { ok: false, error: blame(why, culprit, specs, this.stopLimits()) });
+        if (this.rerunToName(pending, culprit)) again.push(pending);
+        else settle(pending, { ok: false, error: this.blame(pending, why, culprit) });
         continue;
       }
       pending.attempts++;
@@ -604,33 +624,55 @@ export class SandboxPool {
 
   /**
    * The job (index in the chunk), state and patch to blame, when the pool can know them: from the
-   * monitor's answer, or, for a child that died at once (V8 aborts at its heap limit), the only
-   * open job, and the patch if its config has a single expression for the job's direction.
+   * monitor's answer, or, for a child that died at once (V8 aborts at its heap limit) or did not
+   * answer, the only open job, and the patch if its config has a single expression for the job's
+   * direction.
    */
   private culprit(chunk: Chunk, why: Stop): Culprit | undefined {
     if (why.kind === "retired") return undefined;
     const p = why.kind === "deadline" || why.kind === "memory" ? why.progress : undefined;
     if (p !== undefined && p.batchId === chunk.id && p.state !== STATE_IDLE) {
       if (p.job >= chunk.answered && p.job < chunk.jobs.length) {
-        return { job: p.job, state: p.state, patchIndex: p.patchIndex };
+        return { job: p.job, state: p.state, patchIndex: p.patchIndex, answered: true };
       }
     }
     if (chunk.jobs.length - chunk.answered !== 1) return undefined;
-    const last = chunk.jobs[chunk.jobs.length - 1]!;
-    const only = this.onlyExpression(last);
+    const found = this.expressions(chunk.jobs[chunk.jobs.length - 1]!);
+    const only = found.length === 1 ? found[0]! : -1;
     return {
       job: chunk.jobs.length - 1,
       state: only < 0 ? STATE_JOB : STATE_EXPRESSION,
       patchIndex: only,
+      answered: false,
     };
   }
 
-  /** The index of the one patch with an expression for the job's direction, or -1. */
-  private onlyExpression(pending: Pending): number {
+  /**
+   * A culprit whose patch the pool could not learn, though its config has several expressions for
+   * its direction, runs once more, alone: the monitor is then asked again (a child under load may
+   * answer late, or a kill may have come at a bad moment), and the error names the patch if it
+   * answers. Once per job, and within MAX_ATTEMPTS: after that it is blamed with what is known.
+   * When the monitor did answer, nothing is to be learned: outside an expression no patch is at
+   * fault. A child that V8 aborts at its heap limit cannot answer at all, and costs one more child.
+   */
+  private rerunToName(pending: Pending, culprit: Culprit): boolean {
+    if (culprit.answered || culprit.patchIndex >= 0 || pending.reran) return false;
+    if (pending.attempts + 1 >= MAX_ATTEMPTS || this.expressions(pending).length < 2) return false;
+    pending.reran = true;
+    pending.alone = true;
+    pending.attempts++;
+    return true;
+  }
+
+  private blame(pending: Pending, why: Stop, culprit: Culprit): PatchError {
+    return blame(why, culprit, this.configs.get(pending.key)?.patches, this.stopLimits());
+  }
+
+  /** The indexes of the patches with an expression for the job's direction. */
+  private expressions(pending: Pending): number[] {
     const field = pending.job.direction === "toVirtual" ? "reverseExpression" : "expression";
     const patches = this.configs.get(pending.key)?.patches ?? [];
-    const found = patches.flatMap((p, i) => (typeof p[field] === "string" && p[field] ? [i] : []));
-    return found.length === 1 ? found[0]! : -1;
+    return patches.flatMap((p, i) => (typeof p[field] === "string" && p[field] ? [i] : []));
   }
 
   private stopLimits(): StopLimits {
@@ -684,7 +726,7 @@ export class SandboxPool {
     if (single && spent < this.deadlineMs && wall < this.deadlineMs * WALL_FACTOR) {
       return this.after(slot, this.deadlineMs - spent);
     }
-    const progress = await slot.proc.query(this.graceMs());
+    const progress = await this.ask(slot, this.graceMs());
     if (slot.ended || slot.work[0] !== chunk) return;
     if (
       progress !== undefined &&
@@ -722,10 +764,47 @@ export class SandboxPool {
 
   /**
    * How long an answer from the monitor may take before the child is killed without it (it only
-   * makes the error message exact: the pool knows what it needs to kill without it).
+   * makes the error message exact: the pool knows what it needs to kill without it). The monitor
+   * answers in about 2 ms, 10 ms at the 90th percentile, on a loaded 2-core machine, so half the
+   * deadline (50 ms by default) is ample. It is not raised: a runaway keeps its core for the whole
+   * grace whenever its monitor is slow. What a grace cannot cover (this process busy past it, a
+   * child dying as it is asked) ask() and the re-run of the culprit (rerunToName) do.
    */
   private graceMs(): number {
     return Math.min(100, Math.max(20, this.deadlineMs / 2));
+  }
+
+  /**
+   * Asks a child's monitor, waiting `graceMs` for the answer: time in which this process ran. On
+   * a loaded machine everything stalls now and then, for hundreds of milliseconds (measured:
+   * 700 ms), the monitor with it; a stall counts as one tick, so the monitor still has its grace
+   * once things run again. WALL_FACTOR graces of wall time end the wait in any case. And when the
+   * grace ends the answer may be here, unread: Node runs due timers before it reads sockets, so
+   * the pool reads what has arrived (setImmediate runs after that) before it gives up.
+   */
+  private ask(slot: Slot, graceMs: number): Promise<Progress | undefined> {
+    return new Promise((resolve) => {
+      const started = performance.now();
+      let last = started;
+      let left = graceMs;
+      const tick = (): void => {
+        const now = performance.now();
+        left -= Math.min(now - last, 2 * ASK_TICK_MS);
+        last = now;
+        if (left > 0 && now - started < graceMs * WALL_FACTOR) {
+          timer = setTimeout(tick, Math.min(ASK_TICK_MS, left));
+        } else {
+          setImmediate(() => resolve(undefined));
+        }
+      };
+      let timer = setTimeout(tick, Math.min(ASK_TICK_MS, graceMs));
+      // The query's own timeout must not end the wait first: it is only a backstop.
+      void slot.proc.query(graceMs * WALL_FACTOR + ASK_BACKSTOP_MS).then((progress) => {
+        if (progress === undefined) return;
+        clearTimeout(timer);
+        resolve(progress);
+      });
+    });
   }
 
   /** While any child works, reads the resident memory of the working ones. */
@@ -751,7 +830,7 @@ export class SandboxPool {
   private async overMemory(slot: Slot, residentBytes: number): Promise<void> {
     if (slot.killing) return;
     slot.killing = true;
-    const progress = await slot.proc.query(MEMORY_GRACE_MS);
+    const progress = await this.ask(slot, MEMORY_GRACE_MS);
     this.end(slot, { kind: "memory", residentBytes, progress });
   }
 

@@ -18,6 +18,11 @@ export interface Culprit {
   job: number;
   state: number;
   patchIndex: number;
+  /**
+   * The child's monitor said so. Otherwise the pool inferred it: the job was the only one open,
+   * and its state and patch are known only when its config has one expression for its direction.
+   */
+  answered: boolean;
 }
 
 export interface StopLimits {
