@@ -1,10 +1,11 @@
 // `vgate serve`: the HTTPS admission webhook server.
 
 import { DEFAULT_GROUP_DOMAIN } from "../api/ownedaccesskey.js";
-import { flushLogs, LOG_LEVELS } from "../server/logger.js";
+import { LOG_LEVELS } from "../server/logger.js";
 import type { StartedServe } from "./serve-runtime.js";
 import type { Command } from "./command.js";
 import { EXIT } from "./errors.js";
+import { exitAfterFailedStart, exitAfterStop, stopOnSignals } from "./stop-signals.js";
 import {
   DEFAULT_OPERATIONS,
   DEFAULT_PROJECT_LABEL,
@@ -85,11 +86,6 @@ Examples:
   vgate serve --tls-cert-file /etc/vgate/tls.crt --tls-private-key-file /etc/vgate/tls.key
 `;
 
-/** How long a failed start may take to wind down before the process is ended regardless. */
-const START_FAILURE_EXIT_MS = 2000;
-
-/** After a stop, how long anything left may take to let go before the process exits regardless. */
-const STOPPED_EXIT_MS = 1000;
 /**
  * After the shutdown timeout, how long the last activity flush may take. With the defaults, 25 s +
  * 3 s stays below the 30 s Kubernetes waits between SIGTERM and SIGKILL.
@@ -104,39 +100,17 @@ const FLUSH_AFTER_TIMEOUT_MS = 3000;
  */
 function untilStopped(started: StartedServe, timeoutMs: number): Promise<number> {
   const { logger } = started;
-  return new Promise<number>((resolve) => {
-    let stopping = false;
-    const onSignal = (signal: NodeJS.Signals): void => {
-      if (stopping) {
-        logger.warn({ signal }, "second signal: cutting the remaining connections");
-        started.hurry();
-        return;
-      }
-      stopping = true;
-      logger.info({ signal }, "received signal; shutting down");
-      setTimeout(() => {
-        logger.error("shutdown did not finish in time; exiting");
-        flushLogs(logger);
-        process.exit(EXIT.FAILURE);
-      }, timeoutMs + FLUSH_AFTER_TIMEOUT_MS).unref();
-      started.shutdown().then(
-        (report) => {
-          logger.info({ cut: report.cut, ms: report.ms }, "stopped");
-          flushLogs(logger);
-          resolve(EXIT.OK);
-        },
-        (err: unknown) => {
-          logger.error(
-            { err: err instanceof Error ? err.message : String(err) },
-            "shutdown failed",
-          );
-          flushLogs(logger);
-          resolve(EXIT.FAILURE);
-        },
-      );
-    };
-    process.on("SIGINT", onSignal);
-    process.on("SIGTERM", onSignal);
+  return stopOnSignals({
+    logger,
+    deadlineMs: timeoutMs + FLUSH_AFTER_TIMEOUT_MS,
+    stop: async () => {
+      const report = await started.shutdown();
+      logger.info({ cut: report.cut, ms: report.ms }, "stopped");
+    },
+    onSecondSignal: (signal) => {
+      logger.warn({ signal }, "second signal: cutting the remaining connections");
+      started.hurry();
+    },
   });
 }
 
@@ -170,14 +144,14 @@ export const serveCommand: Command = {
       // startServe stops whatever it started, so the process exits as soon as the error is
       // printed. Should anything still hold the event loop, exit anyway: a server that failed to
       // start must never linger (in a cluster: a pod that runs but never serves).
-      setTimeout(() => process.exit(EXIT.FAILURE), START_FAILURE_EXIT_MS).unref();
+      exitAfterFailedStart();
       throw err;
     }
     if (opts.dev) process.stderr.write(devBanner(started.server.url, opts.tlsCertFile));
     const timeoutMs = (opts.operations ?? DEFAULT_OPERATIONS).shutdownTimeoutMs;
     const code = await untilStopped(started, timeoutMs);
     // Stopped: nothing that still holds the event loop (a socket in its close) may keep the pod.
-    setTimeout(() => process.exit(code), STOPPED_EXIT_MS).unref();
+    exitAfterStop(code);
     return code;
   },
 };

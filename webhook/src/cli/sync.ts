@@ -5,6 +5,7 @@ import { flushLogs, LOG_LEVELS } from "../server/logger.js";
 import type { RunningController } from "./sync-controller.js";
 import type { Command } from "./command.js";
 import { EXIT } from "./errors.js";
+import { exitAfterFailedStart, exitAfterStop, stopOnSignals } from "./stop-signals.js";
 import { parseSyncArgs, SYNC_DEFAULTS } from "./sync-options.js";
 
 const HELP = `Sync Endpoints of selector-less Services from a virtual cluster to its host, with the
@@ -54,12 +55,8 @@ Examples:
     --leader-elect=false
 `;
 
-/** After a stop, how long anything left may take to let go before the process exits regardless. */
-const STOPPED_EXIT_MS = 1000;
 /** After --shutdown-timeout, how long stopping the informers, Lease and sandbox may take. */
 const STOP_AFTER_TIMEOUT_MS = 4000;
-/** How long a failed start may take to wind down before the process is ended regardless. */
-const START_FAILURE_EXIT_MS = 2000;
 
 /**
  * Waits for SIGTERM/SIGINT (graceful stop, exit 0; a second signal exits 1 at once, as
@@ -67,40 +64,24 @@ const START_FAILURE_EXIT_MS = 2000;
  */
 function untilStopped(running: RunningController, timeoutMs: number): Promise<number> {
   const { logger } = running;
-  return new Promise<number>((resolve) => {
-    let stopping = false;
-    const onSignal = (signal: NodeJS.Signals): void => {
-      if (stopping) {
-        logger.warn({ signal }, "second signal: exiting at once");
-        flushLogs(logger);
-        process.exit(EXIT.FAILURE);
-      }
+  let stopping = false;
+  const stopped = stopOnSignals({
+    logger,
+    deadlineMs: timeoutMs + STOP_AFTER_TIMEOUT_MS,
+    stop: () => {
       stopping = true;
-      logger.info({ signal }, "received signal; shutting down");
-      setTimeout(() => {
-        logger.error("shutdown did not finish in time; exiting");
-        flushLogs(logger);
-        process.exit(EXIT.FAILURE);
-      }, timeoutMs + STOP_AFTER_TIMEOUT_MS).unref();
-      running.shutdown().then(
-        () => resolve(EXIT.OK),
-        (err: unknown) => {
-          logger.error(
-            { err: err instanceof Error ? err.message : String(err) },
-            "shutdown failed",
-          );
-          resolve(EXIT.FAILURE);
-        },
-      );
-    };
-    process.on("SIGINT", onSignal);
-    process.on("SIGTERM", onSignal);
-    void running.lost.then(() => {
-      if (stopping) return;
-      stopping = true;
-      resolve(EXIT.FAILURE);
-    });
+      return running.shutdown();
+    },
+    ended: running.lost,
+    onSecondSignal: (signal) => {
+      logger.warn({ signal }, "second signal: exiting at once");
+      flushLogs(logger);
+      process.exit(EXIT.FAILURE);
+    },
   });
+  // Lost once a stop has begun: the stop's outcome decides.
+  const lost = running.lost.then(() => (stopping ? stopped : EXIT.FAILURE));
+  return Promise.race([stopped, lost]);
 }
 
 export const syncCommand: Command = {
@@ -119,12 +100,12 @@ export const syncCommand: Command = {
     try {
       running = await startController(opts);
     } catch (err) {
-      setTimeout(() => process.exit(EXIT.FAILURE), START_FAILURE_EXIT_MS).unref();
+      exitAfterFailedStart();
       throw err;
     }
     const code = await untilStopped(running, opts.shutdownTimeoutMs);
     flushLogs(running.logger);
-    setTimeout(() => process.exit(code), STOPPED_EXIT_MS).unref();
+    exitAfterStop(code);
     return code;
   },
 };
