@@ -32,6 +32,7 @@ import {
   type EndpointsState,
   type ReconcileDeps,
   type SyncKey,
+  type SyncPlan,
 } from "../sync/controller/contracts.js";
 import { EventRecorder } from "../sync/controller/events.js";
 import { Informers } from "../sync/controller/informers.js";
@@ -149,9 +150,9 @@ class Controller {
     });
   }
 
-  /** Every key the caches know of (a config reload requeues them all). */
+  /** The keys a config reload requeues: every Endpoints key, and the copies that may be stale. */
   allKeys(): string[] {
-    return [...this.informers.allKeys(), ...this.references.allKeys()];
+    return [...this.informers.allKeys(), ...this.references.staleKeys()];
   }
 
   /** Starts, stops or keeps the reference informers as the loaded config's patches name kinds. */
@@ -234,8 +235,8 @@ class Controller {
         run: lease.run,
         ...this.reads,
       };
-      const reference = isReferenceKey(key) ? parseReferenceKey(key) : null;
-      let plan;
+      const reference = parseReferenceKey(key);
+      let plan: SyncPlan;
       if (reference !== null) {
         // The Event of a failed copy goes on the referenced virtual object.
         subject = {

@@ -117,13 +117,18 @@ export class ReferenceInformers {
     return [...this.watched.values()].every((w) => w.virtual.synced() && w.host.synced());
   }
 
-  /** The reference keys of every cached host copy (a config reload requeues them). */
-  allKeys(): string[] {
+  /**
+   * The reference keys of the cached copies that may be stale (needsWork), for a config reload:
+   * a copy does not depend on the config, so only what changed while sync was disabled is work.
+   */
+  staleKeys(): string[] {
     const keys: string[] = [];
     for (const w of this.watched.values()) {
       for (const [, object] of w.host.entries()) {
         const source = copySourceOf(object, this.opts.vcluster);
-        if (source !== null) keys.push(referenceKey(source));
+        if (source !== null && needsWork(source, w.virtual, w.host, this.opts.vcluster)) {
+          keys.push(referenceKey(source));
+        }
       }
     }
     return keys;
