@@ -11,7 +11,10 @@ import { KubeTransport } from "../../../../webhook/src/kube/transport.js";
 import type { JsonObject } from "../../../../webhook/src/patches/types.js";
 import { scopeOf } from "../../../../webhook/src/sync/controller/reconcile.js";
 import { referenceKey } from "../../../../webhook/src/sync/controller/reference-copies.js";
-import { ReferenceInformers } from "../../../../webhook/src/sync/controller/reference-informers.js";
+import {
+  metadataOnly,
+  ReferenceInformers,
+} from "../../../../webhook/src/sync/controller/reference-informers.js";
 import {
   hostCopyOf,
   SOURCE_VERSION_ANNOTATION,
@@ -120,6 +123,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
       await until(() => queued.includes(referenceKey(source("stale"))), "the stale copy queued");
       await sleep(300);
       assert.deepEqual(queued, [referenceKey(source("stale"))], "only the stale copy");
+      // What a config reload requeues: the same.
+      assert.deepEqual(inf.staleKeys(), [referenceKey(source("stale"))]);
 
       queued.length = 0;
       await cluster.admin.apply({ ...secret("fresh"), data: { v: "Mw==" } } as KubeObject);
@@ -158,6 +163,34 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
         },
       } as KubeObject);
       await until(() => queued.includes(referenceKey(source("edited"))), "the edited copy queued");
+    });
+
+    it("keeps metadata only: no data of a Secret stays in its caches", () => {
+      const kept = metadataOnly({ apiVersion: "v1", kind: "Secret" })({
+        metadata: {
+          name: "s",
+          namespace: "n",
+          uid: "u",
+          resourceVersion: "7",
+          annotations: { "vcluster.loft.sh/object-name": "s", note: "private" },
+          labels: { "vcluster.loft.sh/managed-by": "vc", app: "x" },
+          managedFields: [{ manager: "m" }],
+        },
+        data: { password: "c2VjcmV0" },
+        type: "Opaque",
+      });
+      assert.deepEqual(kept, {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: {
+          name: "s",
+          namespace: "n",
+          uid: "u",
+          resourceVersion: "7",
+          annotations: { "vcluster.loft.sh/object-name": "s" },
+          labels: { "vcluster.loft.sh/managed-by": "vc" },
+        },
+      });
     });
 
     it("follows setKinds, and reports and retries a kind the server does not serve", async () => {

@@ -70,7 +70,7 @@ function pick(map: unknown, keys: readonly string[]): Record<string, string> {
 }
 
 /** The metadata the informers need, as the object (with its kind) the reconcile would read. */
-const metadataOnly =
+export const metadataOnly =
   (kind: ReferenceKind) =>
   (object: Record<string, unknown>): JsonObject => {
     const meta = (object["metadata"] ?? {}) as Record<string, unknown>;
