@@ -195,21 +195,13 @@ function failure(verb: string, side: Side, ref: ObjectRef, res: KubeResponse): E
   if (res.status === 409) return new RetryConflict(message);
   // A create into a namespace that does not exist: the object's trouble (say so on its Event), as
   // vgate sync never creates namespaces (vCluster makes the host namespaces it maps to).
-  if (res.status === 404 && verb === "create" && detailsKind(res) === "namespaces") {
+  if (res.status === 404 && verb === "create" && err.details?.kind === "namespaces") {
     return new SyncError(
       `${message} (vgate sync does not create namespaces: create namespace ${JSON.stringify(ref.namespace)} on the ${side === "host" ? "host" : "virtual cluster"}, or map this namespace elsewhere)`,
     );
   }
   if (OBJECT_STATUSES.has(res.status)) return new SyncError(message);
   return new KubeError(err.code, err.reason, message);
-}
-
-/** The kind a Status answer's details name (`namespaces` for a missing namespace), or "". */
-function detailsKind(res: KubeResponse): string {
-  const body = res.body as { kind?: unknown; details?: { kind?: unknown } } | undefined;
-  if (!body || typeof body !== "object" || body.kind !== "Status") return "";
-  const kind = body.details?.kind;
-  return typeof kind === "string" ? kind : "";
 }
 
 function isAlreadyExists(res: KubeResponse): boolean {
