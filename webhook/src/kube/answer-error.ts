@@ -58,13 +58,11 @@ function statusDetails(value: unknown): StatusDetails | undefined {
   if (Array.isArray(causes)) {
     // metav1.StatusCause's fields are omitempty: a missing one is "".
     const text = (v: unknown): string => (typeof v === "string" ? v : "");
-    details.causes = causes
-      .filter(isRecord)
-      .map((c): StatusCause => ({
-        reason: text(c["reason"]),
-        message: text(c["message"]),
-        field: text(c["field"]),
-      }));
+    details.causes = causes.filter(isRecord).map((c): StatusCause => ({
+      reason: text(c["reason"]),
+      message: text(c["message"]),
+      field: text(c["field"]),
+    }));
   }
   return details;
 }
