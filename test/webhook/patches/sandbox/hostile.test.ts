@@ -12,7 +12,8 @@ import { after, afterEach, before, describe, it } from "mocha";
 import { SandboxPool } from "../../../../webhook/src/patches/sandbox/pool.js";
 import { PatchError } from "../../../../webhook/src/patches/types.js";
 import { annotation, annotationsOf, toHost } from "./helpers.js";
-import { CASES, HOST_DETAIL, PROBE } from "./hostile-cases.js";
+import { CASES, CONTAINED_BOMB, HOST_DETAIL, PROBE } from "./hostile-cases.js";
+import { CHILD_RSS_BOUND, residentBytes } from "./serve-patches.js";
 
 const SIZE = 2;
 const DEADLINE_MS = 100;
@@ -56,6 +57,31 @@ function mainThreadState(): unknown {
     ],
     typedArrays: typeof Uint8Array,
   };
+}
+
+/**
+ * The most resident memory any child has had (VmHWM, read every 5 ms and once more at the end)
+ * while `work` runs; a child that ends meanwhile counts up to its last reading.
+ */
+async function childPeak<T>(pool: SandboxPool, work: Promise<T>): Promise<[T, number]> {
+  let peak = 0;
+  const read = (): void => {
+    for (const pid of pool.stats().pids) {
+      try {
+        peak = Math.max(peak, residentBytes(pid, "VmHWM"));
+      } catch {
+        // Ended since stats() listed it.
+      }
+    }
+  };
+  const timer = setInterval(read, 5);
+  try {
+    const value = await work;
+    read();
+    return [value, peak];
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 function assertServerAlive(pool: SandboxPool): void {
@@ -140,12 +166,12 @@ describe("patches/sandbox hostile expressions", function () {
       }
       await load;
       const start = performance.now();
-      const hostile = pool.applyBatch(key, [toHost]);
+      const hostile = childPeak(pool, pool.applyBatch(key, [toHost]));
       // Sent after the hostile job, so it finds that child busy.
       const goodStart = performance.now();
       const good = await pool.apply("good", toHost);
       const goodMs = performance.now() - goodStart;
-      const [result] = await hostile;
+      const [[result], peak] = await hostile;
       const hostileMs = performance.now() - start;
 
       assert.equal(annotationsOf(good.objectJson)["a"], "hello!");
@@ -158,16 +184,25 @@ describe("patches/sandbox hostile expressions", function () {
       );
 
       assert.ok(result !== undefined);
-      if ("error" in c.expect) {
+      const expected = c.expect;
+      if ("error" in expected || ("bombOrValue" in expected && !result.ok)) {
         assert.ok(!result.ok, `expected an error, got ${result.ok ? result.value.objectJson : ""}`);
-        assert.match(result.error.message, c.expect.error);
+        assert.match(result.error.message, "error" in expected ? expected.error : CONTAINED_BOMB);
         assert.doesNotMatch(result.error.message, HOST_DETAIL);
         return;
       }
       assert.ok(result.ok, result.ok ? "" : result.error.message);
       const annotations = annotationsOf(result.value.objectJson);
       const actual = c.path === "metadata.annotations" ? annotations : annotations["a"];
-      assert.deepEqual(actual, c.expect.value);
+      if ("bombOrValue" in expected) {
+        // Finished inside the walls: the exact result, and no child past its resident limit.
+        assert.deepEqual(actual, expected.bombOrValue);
+        if (existsSync("/proc/self/status")) {
+          assert.ok(peak < CHILD_RSS_BOUND, `a child reached ${(peak / 2 ** 20).toFixed(0)} MiB`);
+        }
+        return;
+      }
+      assert.deepEqual(actual, expected.value);
     });
   }
 });

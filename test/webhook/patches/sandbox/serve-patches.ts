@@ -103,6 +103,16 @@ export function endpointsUpdate(
   };
 }
 
+/** A child's resident limit (limits.ts) plus what it can add between two of the pool's 5 ms polls. */
+export const CHILD_RSS_BOUND = (256 + 64) * 1024 * 1024;
+
+/** A line of /proc/PID/status in bytes: VmRSS (resident now) or VmHWM (the most it has been). */
+export function residentBytes(pid: number, field: "VmRSS" | "VmHWM" = "VmRSS"): number {
+  const status = readFileSync(`/proc/${pid}/status`, "latin1");
+  const kb = new RegExp(`^${field}:\\s+(\\d+) kB$`, "m").exec(status)?.[1];
+  return Number(kb ?? 0) * 1024;
+}
+
 /** The fields of /proc/PID/stat after the command name: [state, ppid, …]. */
 export function statFields(pid: number): string[] {
   const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
