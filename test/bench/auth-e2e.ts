@@ -229,6 +229,7 @@ async function freshKeyRound(
       }),
       headers: { "content-type": "application/json" },
       ca: cluster.caPem,
+      client: cluster.apiserverClient,
     });
     return res.json<{ status?: { authenticated?: boolean } }>().status?.authenticated === true;
   }, "the fresh keys in vgate's index");

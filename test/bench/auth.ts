@@ -38,6 +38,10 @@ import { medianOf, percentile, rangeOf } from "./latency-stats.js";
 import { metricValue } from "./prometheus-text.js";
 import { cpuMs, findProcess, ownCpuMs } from "./process-cpu.js";
 import { startBaseline } from "./start-baseline.js";
+import { clientCert, testCa, type CertAndKey } from "../support/kube/pki.js";
+
+/** kube-apiserver's client certificate for vgate's review routes (set in main). */
+let apiserverClient: CertAndKey | undefined;
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -118,7 +122,8 @@ async function load(url: string, tokens: readonly string[], connections: number,
     connections,
     duration: seconds,
     requests: reviewRequests(tokens),
-    tlsOptions: { rejectUnauthorized: false },
+    // kube-apiserver's client certificate, which vgate's review routes (and the baseline) require.
+    tlsOptions: { rejectUnauthorized: false, ...apiserverClient },
   } as autocannon.Options);
   return {
     rps: result.requests.average,
@@ -224,6 +229,7 @@ function startVgate(dir: string, name: string, port: number, domain: string, kub
       `--tls-private-key-file=${join(dir, "tls.key")}`,
       `--kubeconfig=${kubeconfig}`,
       `--group-domain=${domain}`,
+      `--client-ca-file=${join(dir, "client-ca.crt")}`,
       ...(process.env.VGATE_ARGS ?? "").split(" ").filter(Boolean),
     ],
     {
@@ -243,6 +249,7 @@ async function waitSynced(vgate: Vgate, token: string, timeoutMs: number): Promi
   for (;;) {
     if (vgate.child.exitCode !== null) throw new Error(`vgate exited; see ${vgate.logFile}`);
     const res = await httpsRequest(`${vgate.url}/authenticate`, {
+      client: apiserverClient,
       body: tokenReview(token),
       headers: { "content-type": "application/json" },
     }).catch(() => undefined);
@@ -349,7 +356,11 @@ async function tokenReviewLoad(dir: string): Promise<Part1> {
   log(
     `vgate synced: ${FEW} keys in ${syncSeconds.few.toFixed(1)} s, ${MANY} keys in ${syncSeconds.many.toFixed(1)} s (from start)`,
   );
-  const baseline = await startBaseline(join(dir, "tls.crt"), join(dir, "tls.key"));
+  const baseline = await startBaseline(
+    join(dir, "tls.crt"),
+    join(dir, "tls.key"),
+    join(dir, "client-ca.crt"),
+  );
   children.push(baseline.child);
   const targets: Target[] = [
     { name: "baseline", url: baseline.url, tokens: few },
@@ -577,6 +588,9 @@ async function main(): Promise<void> {
   const tls = await selfSignedTls();
   writeFileSync(join(dir, "tls.crt"), tls.cert);
   writeFileSync(join(dir, "tls.key"), tls.key);
+  const clientCa = await testCa("bench-auth-client-ca");
+  writeFileSync(join(dir, "client-ca.crt"), clientCa.cert);
+  apiserverClient = await clientCert(clientCa, "kube-apiserver");
 
   const p1 = await tokenReviewLoad(dir);
   log("");

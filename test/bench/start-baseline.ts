@@ -11,10 +11,20 @@ export interface Baseline {
   url: string;
 }
 
-export function startBaseline(certFile: string, keyFile: string): Promise<Baseline> {
+/** With `clientCaFile`, the baseline verifies client certificates as vgate's review routes do. */
+export function startBaseline(
+  certFile: string,
+  keyFile: string,
+  clientCaFile?: string,
+): Promise<Baseline> {
   const child = spawn(
     process.execPath,
-    [resolve(repoRoot, "dist/test/bench/baseline-server.js"), certFile, keyFile],
+    [
+      resolve(repoRoot, "dist/test/bench/baseline-server.js"),
+      certFile,
+      keyFile,
+      ...(clientCaFile ? [clientCaFile] : []),
+    ],
     { cwd: repoRoot, stdio: ["ignore", "pipe", "inherit"] },
   );
   return new Promise((resolvePromise, reject) => {

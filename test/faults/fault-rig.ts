@@ -52,6 +52,8 @@ export interface Answer {
 export interface VgateTarget {
   url: string;
   ca: string;
+  /** The client certificate vgate's review routes accept, as kube-apiserver presents it. */
+  client: { cert: string; key: string };
 }
 
 /** Posts `body` to vgate's `path` and reads the decision, never throwing. */
@@ -67,6 +69,7 @@ export async function ask(
       body: JSON.stringify(body),
       headers: { "Content-Type": "application/json" },
       ca: target.ca,
+      client: target.client,
       timeoutMs: 30_000,
     });
     const answer: Answer = { kind, sentAt, ms: Date.now() - sentAt, http: res.status };
@@ -223,6 +226,7 @@ export async function startPrivateVgate(
       vgate: vgate.vgate,
       url: vgate.url,
       ca: vgate.ca,
+      client: vgate.client,
       group,
       storageGroup,
       logLines: vgate.logLines,

@@ -73,7 +73,13 @@ export async function runFuzz(o: FuzzOptions): Promise<FuzzReport> {
 
 async function fuzzOn(cluster: VgateCluster, o: FuzzOptions): Promise<FuzzReport> {
   const pid = vgatePid(Number(new URL(cluster.vgateUrl).port));
-  const client = new TimedClient(cluster.vgateUrl, cluster.caPem, o.timeoutMs, o.lanes * 2);
+  const client = new TimedClient(
+    cluster.vgateUrl,
+    cluster.caPem,
+    o.timeoutMs,
+    o.lanes * 2,
+    cluster.apiserverClient,
+  );
   const outcomes: Record<string, number> = {};
   const byRoute: FuzzReport["byRoute"] = {};
   let sent = 0;

@@ -99,7 +99,13 @@ async function soakOn(cluster: VgateCluster, o: SoakOptions): Promise<SoakReport
   const log = o.log ?? (() => undefined);
   const port = Number(new URL(cluster.vgateUrl).port);
   const pid = vgatePid(port);
-  const client = new TimedClient(cluster.vgateUrl, cluster.caPem, 10_000);
+  const client = new TimedClient(
+    cluster.vgateUrl,
+    cluster.caPem,
+    10_000,
+    64,
+    cluster.apiserverClient,
+  );
   try {
     const kinds = soakKinds(await storeSoakFixtures(cluster, client));
     const picker = weighted(kinds);

@@ -40,8 +40,10 @@ export class TimedClient {
     private readonly ca: string,
     private readonly timeoutMs = 10_000,
     maxSockets = 64,
+    /** A client certificate to present (kube-apiserver's, for the review routes). */
+    private readonly client?: { cert: string; key: string },
   ) {
-    this.agent = new Agent({ keepAlive: true, maxSockets, ca });
+    this.agent = new Agent({ keepAlive: true, maxSockets, ca, ...client });
   }
 
   send(sent: Sent): Promise<Answer> {
@@ -64,6 +66,7 @@ export class TimedClient {
             ? sent.headers
             : { ...sent.headers, "Content-Length": String(Buffer.byteLength(sent.body)) },
         ca: this.ca,
+        ...(sent.fresh ? this.client : {}),
         agent: sent.fresh ? false : this.agent,
         timeout: this.timeoutMs,
       });

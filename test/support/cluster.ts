@@ -21,7 +21,7 @@ import {
 } from "./kube/control-plane.js";
 import { KubeTestClient, type KubeObject } from "./kube/kube-client.js";
 import { installCrd } from "./kube/crds.js";
-import { clientCert, servingCert } from "./kube/pki.js";
+import { clientCert, servingCert, testCa, type CertAndKey } from "./kube/pki.js";
 import { clusterRole, clusterRoleBinding, vgateRules } from "./kube/rbac.js";
 import { freePort, supervise, waitUntil, type Supervised } from "./kube/processes.js";
 
@@ -62,6 +62,11 @@ export interface VgateCluster {
   vgateLog: string;
   /** A client acting as `user` in `groups` (a client certificate signed by the cluster's CA). */
   clientFor(user: string, groups?: readonly string[]): Promise<KubeTestClient>;
+  /**
+   * The client certificate kube-apiserver presents to vgate's review routes (CN kube-apiserver,
+   * signed by vgate's --client-ca-file), for tests that call them as kube-apiserver does.
+   */
+  apiserverClient: CertAndKey;
   stop(): Promise<void>;
 }
 
@@ -69,10 +74,16 @@ export async function startVgateCluster(opts: VgateClusterOptions = {}): Promise
   // kube-apiserver is started with vgate's token and authorization webhooks, so vgate's port must
   // be known first; vgate itself starts once the API server it watches is up.
   const port = await freePort();
+  const client = await apiserverClientCert();
   const plane = await startControlPlane({
     ...opts,
     configure: async (dir) => {
-      const wiring = apiserverWiring(dir, `https://127.0.0.1:${port}`, opts.tokenCacheTtl ?? "1s");
+      const wiring = apiserverWiring(
+        dir,
+        `https://127.0.0.1:${port}`,
+        opts.tokenCacheTtl ?? "1s",
+        client,
+      );
       const own = (await opts.configure?.(dir)) ?? {};
       return {
         files: { ...wiring.files, ...own.files },
@@ -91,6 +102,7 @@ export async function startVgateCluster(opts: VgateClusterOptions = {}): Promise
     const tls = await servingCert(plane.ca, [`vgate.${VGATE_NAMESPACE}.svc`, "localhost"]);
     await writeFile(join(vgateDir, "tls.crt"), tls.cert);
     await writeFile(join(vgateDir, "tls.key"), tls.key, { mode: 0o600 });
+    await writeFile(join(vgateDir, "client-ca.crt"), client.ca);
     const vgateUrl = `https://127.0.0.1:${port}`;
     const vgateLog = opts.vgateLog ?? join(plane.dir, "vgate.log");
     vgate = supervise(
@@ -103,6 +115,8 @@ export async function startVgateCluster(opts: VgateClusterOptions = {}): Promise
         `--tls-cert-file=${join(vgateDir, "tls.crt")}`,
         `--tls-private-key-file=${join(vgateDir, "tls.key")}`,
         `--kubeconfig=${kubeconfig}`,
+        `--client-ca-file=${join(vgateDir, "client-ca.crt")}`,
+        `--client-allowed-names=${APISERVER_CLIENT_NAME}`,
         `--log-level=${opts.logLevel ?? "info"}`,
         // No endpoints or kube-proxy to wait for after SIGTERM: the rig stops at once.
         "--shutdown-delay=0",
@@ -127,6 +141,7 @@ export async function startVgateCluster(opts: VgateClusterOptions = {}): Promise
       group: `management.${DEFAULT_GROUP_DOMAIN}`,
       vgateUrl,
       vgateLog,
+      apiserverClient: { cert: client.cert, key: client.key },
       clientFor: async (user, groups = []) =>
         new KubeTestClient(plane.url, {
           ca: plane.ca.cert,
@@ -202,6 +217,18 @@ async function vgateIdentity(plane: ControlPlane, admin: KubeTestClient): Promis
   return plane.tokenKubeconfig(token, "vgate");
 }
 
+/** The common name of the client certificate kube-apiserver presents to vgate (--client-allowed-names). */
+export const APISERVER_CLIENT_NAME = "kube-apiserver";
+
+/**
+ * kube-apiserver's client certificate for vgate, from a CA of its own (as `vgate certs` makes it):
+ * vgate trusts that CA only, so no other certificate of the cluster's CA can call its review routes.
+ */
+async function apiserverClientCert(): Promise<CertAndKey & { ca: string }> {
+  const ca = await testCa("vgate-apiserver-client-ca");
+  return { ...(await clientCert(ca, APISERVER_CLIENT_NAME)), ca: ca.cert };
+}
+
 /** Where manifests/apiserver/ expects vgate and its CA, rewritten for the test rig. */
 const MANIFEST_VGATE_URL = "https://vgate.vgate-system.svc:443";
 const MANIFEST_VGATE_DIR = "/etc/kubernetes/vgate/";
@@ -210,16 +237,18 @@ const MANIFEST_VGATE_DIR = "/etc/kubernetes/vgate/";
  * manifests/apiserver/ as a cluster admin installs it: the two webhook kubeconfigs, the
  * AuthorizationConfiguration and the flags of kube-apiserver.flags, with vgate's address made
  * `vgateUrl` and /etc/kubernetes/vgate/ made the rig's working directory (whose ca.crt signed
- * vgate's serving certificate). Only the token cache TTL differs from the file: `tokenCacheTtl`.
+ * vgate's serving certificate, and whose client.crt and client.key are `client`). Only the token
+ * cache TTL differs from the file: `tokenCacheTtl`.
  */
 export function apiserverWiring(
   dir: string,
   vgateUrl: string,
   tokenCacheTtl: string,
+  client: CertAndKey,
 ): { files: Record<string, string>; args: string[] } {
   const rewrite = (text: string): string =>
     text.replaceAll(MANIFEST_VGATE_URL, vgateUrl).replaceAll(MANIFEST_VGATE_DIR, `${dir}/`);
-  const files: Record<string, string> = {};
+  const files: Record<string, string> = { "client.crt": client.cert, "client.key": client.key };
   for (const name of [
     "token-webhook.kubeconfig",
     "authorization-webhook.kubeconfig",

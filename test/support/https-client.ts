@@ -14,6 +14,8 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   body?: string | Buffer;
   ca?: string;
+  /** A client certificate and key to present. */
+  client?: { cert: string; key: string };
   timeoutMs?: number;
 }
 
@@ -25,6 +27,7 @@ export function httpsRequest(url: string, opts: RequestOptions = {}): Promise<Ht
         method: opts.method ?? (opts.body === undefined ? "GET" : "POST"),
         headers: opts.headers,
         ca: opts.ca,
+        ...(opts.client ? { cert: opts.client.cert, key: opts.client.key } : {}),
         rejectUnauthorized: opts.ca !== undefined,
         timeout: opts.timeoutMs ?? 10_000,
       },
@@ -50,10 +53,16 @@ export function httpsRequest(url: string, opts: RequestOptions = {}): Promise<Ht
   });
 }
 
-export function postJson(url: string, body: unknown, ca?: string): Promise<HttpResponse> {
+export function postJson(
+  url: string,
+  body: unknown,
+  ca?: string,
+  client?: { cert: string; key: string },
+): Promise<HttpResponse> {
   return httpsRequest(url, {
     body: typeof body === "string" || Buffer.isBuffer(body) ? body : JSON.stringify(body),
     headers: { "Content-Type": "application/json" },
     ca,
+    ...(client ? { client } : {}),
   });
 }

@@ -11,6 +11,8 @@ import { startServe, type StartedServe } from "../../webhook/src/cli/serve-runti
 import { createLogger } from "../../webhook/src/server/logger.js";
 import { selfSignedTls } from "../../webhook/src/server/tls.js";
 import { writeTlsFiles } from "./tls-files.js";
+import { clientCert, testCa, type CertAndKey } from "./kube/pki.js";
+import { writeFileSync } from "node:fs";
 
 export interface InProcessVgateOptions {
   /** A kubeconfig file for vgate's identity. */
@@ -28,6 +30,11 @@ export interface InProcessVgate {
   url: string;
   /** The CA of vgate's (self-signed) serving certificate. */
   ca: string;
+  /**
+   * The client certificate vgate's review routes accept (CN kube-apiserver, signed by its
+   * --client-ca-file), as kube-apiserver presents it.
+   */
+  client: CertAndKey;
   /** vgate's log, one JSON record a line. */
   logLines: string[];
   /** Stops vgate and removes its certificate files. */
@@ -40,6 +47,9 @@ export async function startInProcessVgate(o: InProcessVgateOptions): Promise<InP
   const logLines: string[] = [];
   try {
     writeTlsFiles(dir, tls);
+    const clientCa = await testCa("vgate-in-process-client-ca");
+    const client = await clientCert(clientCa, "kube-apiserver");
+    writeFileSync(join(dir, "client-ca.crt"), clientCa.cert);
     const vgate = await startServe(
       {
         port: 0,
@@ -51,6 +61,11 @@ export async function startInProcessVgate(o: InProcessVgateOptions): Promise<InP
         adminGroups: ["system:masters"],
         logLevel: o.logLevel,
         dev: false,
+        clientCerts: {
+          caFile: join(dir, "client-ca.crt"),
+          allowedNames: ["kube-apiserver"],
+          admission: false,
+        },
         ...o.more,
       },
       createLogger(o.logLevel, lineSink(logLines)),
@@ -59,6 +74,7 @@ export async function startInProcessVgate(o: InProcessVgateOptions): Promise<InP
       vgate,
       url: `https://localhost:${vgate.server.port}`,
       ca: tls.cert,
+      client,
       logLines,
       stop: async () => {
         await vgate.stop();

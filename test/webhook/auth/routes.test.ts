@@ -85,6 +85,7 @@ interface TokenStatus {
     function post(path: string, body: unknown, headers: Record<string, string> = {}) {
       return httpsRequest(`${v.url}${path}`, {
         ca: v.ca,
+        client: v.client,
         headers: { "Content-Type": "application/json", ...headers },
         body: typeof body === "string" || Buffer.isBuffer(body) ? body : JSON.stringify(body),
       });
@@ -252,7 +253,7 @@ interface TokenStatus {
         "Content-Type": "text/plain",
       });
       assert.equal(text.status, 415);
-      const get = await httpsRequest(`${v.url}/authenticate`, { ca: v.ca });
+      const get = await httpsRequest(`${v.url}/authenticate`, { ca: v.ca, client: v.client });
       assert.equal(get.status, 405);
       assert.ok(!v.logLines.join("\n").includes(secret), "the token never reaches the log");
     });

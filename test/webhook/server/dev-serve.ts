@@ -86,9 +86,13 @@ export interface RawAnswer {
 }
 
 /** Opens a TLS connection to 127.0.0.1:`port` and writes `head` once it is up. */
-export function rawConnect(port: number, head = ""): RawExchange {
+export function rawConnect(
+  port: number,
+  head = "",
+  client?: { cert: string; key: string },
+): RawExchange {
   const started = Date.now();
-  const socket = connect({ host: "127.0.0.1", port, rejectUnauthorized: false });
+  const socket = connect({ host: "127.0.0.1", port, rejectUnauthorized: false, ...client });
   socket.on("error", () => undefined);
   if (head) socket.once("secureConnect", () => socket.write(head));
   let received = "";

@@ -17,13 +17,18 @@ import { selfSignedTls } from "../../../webhook/src/server/tls.js";
 import { repoRoot } from "../../support/fixtures.js";
 import { httpsRequest } from "../../support/https-client.js";
 import { postHead, rawConnect, type RawExchange } from "./dev-serve.js";
+import { clientCert, testCa, type CertAndKey } from "../../support/kube/pki.js";
 
 const EXAMPLE = readFileSync(resolve(repoRoot, "webhook/examples/admission-review.json"));
 const silent = () => createLogger("silent", new Writable({ write: (_c, _e, cb) => cb() }));
 
 /** A request whose head and first bytes are sent, and whose body is finished by `finish()`. */
-async function held(port: number, path: string): Promise<RawExchange & { finish(): void }> {
-  const ex = rawConnect(port, postHead({ "Content-Length": EXAMPLE.length }, path));
+async function held(
+  port: number,
+  path: string,
+  client?: CertAndKey,
+): Promise<RawExchange & { finish(): void }> {
+  const ex = rawConnect(port, postHead({ "Content-Length": EXAMPLE.length }, path), client);
   await new Promise((r) => ex.socket.once("secureConnect", r));
   ex.socket.write(EXAMPLE.subarray(0, 10));
   return { ...ex, finish: () => ex.socket.write(EXAMPLE.subarray(10)) };
@@ -32,6 +37,15 @@ async function held(port: number, path: string): Promise<RawExchange & { finish(
 describe("vgate serve: limits", function () {
   this.timeout(30_000);
   let server: RunningServer | undefined;
+  /** kube-apiserver's client certificate, which the review routes require, and its CA. */
+  let client: CertAndKey;
+  let clientCa: string;
+
+  before(async () => {
+    const ca = await testCa("limits-client-ca");
+    clientCa = ca.cert;
+    client = await clientCert(ca, "kube-apiserver");
+  });
 
   afterEach(async () => {
     await server?.close();
@@ -43,9 +57,11 @@ describe("vgate serve: limits", function () {
       logger: silent(),
       metrics: createMetrics(false),
       routes: { "/validate/ownedaccesskeys": () => new Promise(() => undefined) },
+      clientCerts: { policy: { configured: true, allowedNames: [] }, admission: false },
       ...more,
     });
-    return (server = await listen(app, await selfSignedTls(), 0, "127.0.0.1"));
+    const tls = { ...(await selfSignedTls()), clientCa };
+    return (server = await listen(app, tls, 0, "127.0.0.1"));
   }
 
   it("answers 429 with Retry-After past the in-flight limit, and serves probes regardless", async () => {
@@ -60,9 +76,10 @@ describe("vgate serve: limits", function () {
       },
     });
     const a = await held(s.port, "/validate/ownedaccesskeys");
-    const b = await held(s.port, "/authenticate");
+    const b = await held(s.port, "/authenticate", client);
     await new Promise((r) => setTimeout(r, 200));
     const over = await httpsRequest(`${s.url}/authenticate`, {
+      client,
       headers: { "Content-Type": "application/json" },
       body: "{}",
     });
@@ -82,6 +99,7 @@ describe("vgate serve: limits", function () {
     assert.equal((await a.answer).status, 200);
     assert.equal((await b.answer).status, 200);
     const after = await httpsRequest(`${s.url}/authenticate`, {
+      client,
       headers: { "Content-Type": "application/json" },
       body: "{}",
     });

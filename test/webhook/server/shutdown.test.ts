@@ -312,6 +312,7 @@ describe("vgate serve: SIGTERM", function () {
         const tokenReview = async () => {
           const res = await httpsRequest(`${v.url}/authenticate`, {
             ca: v.ca,
+            client: v.client,
             headers: { "Content-Type": "application/json" },
             body: JSON.stringify({
               apiVersion: "authentication.k8s.io/v1",

@@ -22,7 +22,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { TLSSocket } from "node:tls";
 import { repoRoot } from "../../support/fixtures.js";
-import { servingCert, testCa, type CertAndKey } from "../../support/kube/pki.js";
+import { clientCert, servingCert, testCa, type CertAndKey } from "../../support/kube/pki.js";
 import { until } from "../../support/until.js";
 import { VGATE_BIN } from "./dev-serve.js";
 
@@ -83,7 +83,7 @@ interface Load {
   stop(): Promise<void>;
 }
 
-function post(port: number, ca: string, agent: Agent | false, n: number) {
+function post(port: number, ca: string, agent: Agent | false, n: number, client: CertAndKey) {
   const [path, body] =
     n % 2 ? ["/authenticate", TOKEN_REVIEW] : ["/validate/ownedaccesskeys", EXAMPLE];
   return new Promise<{ status: number; fingerprint: string }>((res, rej) => {
@@ -94,6 +94,8 @@ function post(port: number, ca: string, agent: Agent | false, n: number) {
         path,
         method: "POST",
         ca,
+        cert: client.cert,
+        key: client.key,
         servername: "localhost",
         agent,
         timeout: 10_000,
@@ -113,13 +115,13 @@ function post(port: number, ca: string, agent: Agent | false, n: number) {
 }
 
 /** Requests without pause, each client one at a time, until stop(). */
-function startLoad(port: number, ca: string): Load {
+function startLoad(port: number, ca: string, apiserver: CertAndKey): Load {
   const load: Load = { ok: 0, failures: [], seen: [], stop: async () => undefined };
   let running = true;
   const client = async (agent: Agent | false) => {
     for (let n = 0; running; n++) {
       try {
-        const r = await post(port, ca, agent, n);
+        const r = await post(port, ca, agent, n, apiserver);
         if (r.status === 200) load.ok++;
         else load.failures.push(`HTTP ${r.status}`);
         if (!agent) load.seen.push(r.fingerprint);
@@ -141,7 +143,15 @@ function startLoad(port: number, ca: string): Load {
   return load;
 }
 
-async function serveFiles(volume: SecretVolume) {
+/** kube-apiserver's side of the review routes: a client CA file in `dir`, and its certificate. */
+async function apiserverClient(dir: string): Promise<{ caFile: string; client: CertAndKey }> {
+  const ca = await testCa("tls-load-client-ca");
+  const caFile = join(dir, "client-ca.crt");
+  writeFileSync(caFile, ca.cert);
+  return { caFile, client: await clientCert(ca, "kube-apiserver") };
+}
+
+async function serveFiles(volume: SecretVolume, clientCaFile: string) {
   const env = { ...process.env };
   delete env.KUBECONFIG;
   delete env.KUBERNETES_SERVICE_HOST;
@@ -160,6 +170,8 @@ async function serveFiles(volume: SecretVolume) {
       volume.keyFile,
       "--tls-reload-interval",
       "100ms",
+      "--client-ca-file",
+      clientCaFile,
     ],
     { env, stdio: ["ignore", "pipe", "pipe"] },
   );
@@ -192,10 +204,11 @@ describe("TLS certificate reload under load", function () {
     const [a, b, c] = await Promise.all([1, 2, 3].map(() => servingCert(ca, ["localhost"])));
     const volume = new SecretVolume(dir);
     volume.init(a!);
-    const vgate = await serveFiles(volume);
+    const apiserver = await apiserverClient(dir);
+    const vgate = await serveFiles(volume, apiserver.caFile);
     let load: Load | undefined;
     try {
-      load = startLoad(vgate.port, ca.cert);
+      load = startLoad(vgate.port, ca.cert, apiserver.client);
       const l = load;
       const newest = () => l.seen.at(-1);
       const count = () => l.ok;

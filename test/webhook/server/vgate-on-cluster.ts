@@ -18,6 +18,7 @@ import { startInProcessVgate } from "../../support/in-process-vgate.js";
 import { crdRef, installCrd, schemalessCrd } from "../../support/kube/crds.js";
 import type { FaultProxy } from "../../support/kube/fault-proxy.js";
 import { vgateRules } from "../../support/kube/rbac.js";
+import type { CertAndKey } from "../../support/kube/pki.js";
 import { serviceAccountWith } from "../../support/kube/service-account.js";
 
 export interface VgateOnCluster {
@@ -26,6 +27,8 @@ export interface VgateOnCluster {
   url: string;
   /** The CA of vgate's (self-signed) serving certificate. */
   ca: string;
+  /** The client certificate its review routes accept, as kube-apiserver presents it. */
+  client: CertAndKey;
   /** Between vgate and kube-apiserver. */
   proxy: FaultProxy;
   /** management.<domain>: the OwnedAccessKey group vgate serves. */
@@ -79,6 +82,7 @@ export async function startVgateOnCluster(
       vgate: vgate.vgate,
       url: vgate.url,
       ca: vgate.ca,
+      client: vgate.client,
       proxy,
       group,
       storageGroup,

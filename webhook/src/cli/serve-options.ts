@@ -133,6 +133,16 @@ function labelKeyErrors(key: string): string | undefined {
   return errors.length ? `prefix: ${errors.join("; ")}` : undefined;
 }
 
+/** Client certificates (server/client-auth.ts): who may call which route. */
+export interface ClientCertOptions {
+  /** --client-ca-file: CAs that sign kube-apiserver's client certificate; the review routes answer no one without it. */
+  caFile?: string;
+  /** --client-allowed-names: common names accepted; empty: any the CA signed. */
+  allowedNames: string[];
+  /** --require-admission-client-cert: the admission routes need the certificate too. */
+  admission: boolean;
+}
+
 export interface ServeOptions {
   port: number;
   bindAddress: string;
@@ -152,6 +162,8 @@ export interface ServeOptions {
   tlsReloadIntervalMs?: number;
   /** SIGTERM handling, request limits; the defaults when omitted. */
   operations?: OperationsOptions;
+  /** No client CA (review routes closed) when omitted. */
+  clientCerts?: ClientCertOptions;
 }
 
 /** How `vgate serve` stops, and how much it takes on at once. */
@@ -256,6 +268,9 @@ export function parseServeArgs(args: string[]): ServeOptions | "help" {
         "max-in-flight": { type: "string", default: String(DEFAULT_MAX_IN_FLIGHT) },
         "tls-reload-interval": { type: "string", default: "10s" },
         "admission-timeout": { type: "string", default: showMs(DEFAULT_ADMISSION_TIMEOUT_MS) },
+        "client-ca-file": { type: "string" },
+        "client-allowed-names": { type: "string" },
+        "require-admission-client-cert": { type: "boolean", default: false },
       },
     });
   } catch (err) {
@@ -293,6 +308,16 @@ export function parseServeArgs(args: string[]): ServeOptions | "help" {
       "vgate serve needs --tls-cert-file and --tls-private-key-file, or --dev for a self-signed certificate",
     );
   }
+  const clientCaFile = v["client-ca-file"];
+  const allowedNames = (v["client-allowed-names"] ?? "")
+    .split(",")
+    .map((n) => n.trim())
+    .filter(Boolean);
+  if (!clientCaFile && (allowedNames.length > 0 || v["require-admission-client-cert"])) {
+    throw usageError(
+      `--${allowedNames.length > 0 ? "client-allowed-names" : "require-admission-client-cert"} needs --client-ca-file`,
+    );
+  }
   return {
     port,
     bindAddress: v["bind-address"]!,
@@ -306,6 +331,11 @@ export function parseServeArgs(args: string[]): ServeOptions | "help" {
     endpoints: parseEndpointsOptions(v),
     auth: parseAuthOptions(v),
     operations: parseOperations(v),
+    clientCerts: {
+      caFile: clientCaFile,
+      allowedNames,
+      admission: v["require-admission-client-cert"]!,
+    },
     tlsReloadIntervalMs: parseSpan(
       v["tls-reload-interval"]!,
       "--tls-reload-interval",

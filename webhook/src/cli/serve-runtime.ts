@@ -27,6 +27,8 @@ import {
   type TlsMaterial,
 } from "../server/tls.js";
 import { admitEndpoints, type EndpointsAdmission } from "../sync/admit-endpoints.js";
+import { loadClientCa, parseCaBundle } from "../server/client-auth.js";
+import { pollFiles } from "../server/poll-files.js";
 import { CliError } from "./errors.js";
 import { startPatchRunner } from "./patch-runner.js";
 import { createAuth, loadRoles, type AuthRuntime } from "./serve-auth.js";
@@ -51,6 +53,20 @@ function codeOf(err: unknown): string {
 }
 
 async function loadTls(opts: ServeOptions): Promise<TlsMaterial> {
+  const caFile = opts.clientCerts?.caFile;
+  let clientCa: string | undefined;
+  if (caFile) {
+    try {
+      clientCa = await loadClientCa(caFile);
+    } catch (err) {
+      throw new CliError((err as Error).message);
+    }
+  }
+  const tls = await loadServingTls(opts);
+  return clientCa === undefined ? tls : { ...tls, clientCa };
+}
+
+async function loadServingTls(opts: ServeOptions): Promise<TlsMaterial> {
   if (!opts.tlsCertFile) return selfSignedTls();
   let tls: TlsMaterial;
   try {
@@ -147,6 +163,67 @@ async function startEndpoints(
   };
 }
 
+/**
+ * Reloads the serving certificate and the client CA when their files change; each keeps the other's
+ * current value. Returns the function that stops both watches.
+ */
+function watchTls(
+  opts: ServeOptions,
+  initial: TlsMaterial,
+  server: RunningServer,
+  logger: Logger,
+  onClientCa: (pem: string) => void,
+): () => void {
+  let current = initial;
+  const serve = (next: TlsMaterial): void => {
+    current = next;
+    server.setTls(next);
+  };
+  const stops: (() => void)[] = [];
+  if (opts.tlsCertFile) {
+    stops.push(
+      watchTlsFiles(
+        opts.tlsCertFile,
+        opts.tlsKeyFile!,
+        (next) => {
+          serve({
+            ...next,
+            ...(current.clientCa === undefined ? {} : { clientCa: current.clientCa }),
+          });
+          logger.info({ source: next.source }, "reloaded TLS certificate");
+        },
+        (err) =>
+          logger.warn(
+            { err: err.message },
+            "cannot reload TLS certificate; still serving the previous one",
+          ),
+        opts.tlsReloadIntervalMs,
+      ),
+    );
+  }
+  const caFile = opts.clientCerts?.caFile;
+  if (caFile && initial.clientCa !== undefined) {
+    stops.push(
+      pollFiles(
+        [caFile],
+        () => loadClientCa(caFile),
+        (clientCa) => {
+          serve({ ...current, clientCa });
+          onClientCa(clientCa);
+          logger.info({ source: caFile }, "reloaded client CA");
+        },
+        (err) =>
+          logger.warn(
+            { err: err.message },
+            "cannot reload --client-ca-file; still using the previous one",
+          ),
+        opts.tlsReloadIntervalMs ?? 10_000,
+      ),
+    );
+  }
+  return () => stops.forEach((stop) => stop());
+}
+
 export interface StartedServe {
   server: RunningServer;
   logger: Logger;
@@ -206,6 +283,8 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
   };
   const ops = opts.operations ?? DEFAULT_OPERATIONS;
   const graceful = new GracefulShutdown();
+  // The client CAs trusted now; watchTls replaces them when --client-ca-file changes.
+  const trusted = { cas: parseCaBundle(tls.clientCa ?? "") };
   const app = createApp({
     logger,
     metrics: createMetrics(),
@@ -219,25 +298,23 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
     },
     reviews: auth.reviews,
     ready: opts.dev ? undefined : () => api.ready(),
+    clientCerts: {
+      policy: {
+        configured: tls.clientCa !== undefined,
+        allowedNames: opts.clientCerts?.allowedNames ?? [],
+        trustedCas: () => trusted.cas,
+      },
+      admission: opts.clientCerts?.admission ?? false,
+    },
   });
+  if (tls.clientCa === undefined) {
+    logger.warn(
+      "no --client-ca-file: /authenticate and /authorize answer 401 to every caller (access keys cannot log in)",
+    );
+  }
   const server = await listenOrExplain(app, tls, opts);
   graceful.attach(server.server);
-  const unwatch = opts.tlsCertFile
-    ? watchTlsFiles(
-        opts.tlsCertFile,
-        opts.tlsKeyFile!,
-        (next) => {
-          server.setTls(next);
-          logger.info({ source: next.source }, "reloaded TLS certificate");
-        },
-        (err) =>
-          logger.warn(
-            { err: err.message },
-            "cannot reload TLS certificate; still serving the previous one",
-          ),
-        opts.tlsReloadIntervalMs,
-      )
-    : () => undefined;
+  const unwatch = watchTls(opts, tls, server, logger, (pem) => (trusted.cas = parseCaBundle(pem)));
   logger.info({ url: server.url, tls: tls.source, group: identity.group }, "vgate serving");
   const teardown = async () => {
     // The last uses of keys are written before the API client goes.

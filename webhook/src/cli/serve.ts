@@ -53,6 +53,15 @@ Access keys as credentials (POST /authenticate, POST /authorize):
       --virtual-cluster-label string  Namespace label naming the virtual cluster a namespace hosts
                                       (default "${DEFAULT_VIRTUAL_CLUSTER_LABEL}")
 
+Who may call (client certificates; reloaded when the file changes):
+      --client-ca-file string         PEM CA(s) that sign kube-apiserver's client certificate. /authenticate
+                                      and /authorize answer 401 to any caller without a certificate it
+                                      signed, and to everyone when this flag is not given
+      --client-allowed-names strings  Comma-separated common names accepted (default: any the CA signed),
+                                      as kube-apiserver's --requestheader-allowed-names
+      --require-admission-client-cert The admission routes need the certificate too (configure the
+                                      client certificate in kube-apiserver's admission configuration)
+
 Endpoint-sync patches (POST /mutate/endpoints, enabled by --config):
       --config string                 vCluster config file whose sync.toHost.endpoints patches to apply
       --vcluster-name string          Name of the virtual cluster (required with --config)

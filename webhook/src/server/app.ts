@@ -1,6 +1,11 @@
 // The express application: admission routes, health, readiness and metrics, served over node:https.
 
-import express, { type NextFunction, type Request, type Response } from "express";
+import express, {
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from "express";
 import { createServer as createHttpsServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { asKubeError, KubeError } from "../api/status.js";
@@ -26,6 +31,8 @@ import {
 import { scrubReview, scrubText, SecretValues } from "./scrub.js";
 import { DEFAULT_ADMISSION_TIMEOUT_MS, DEFAULT_MAX_IN_FLIGHT } from "./limits.js";
 import type { TlsMaterial } from "./tls.js";
+import { CLIENT_CERT_MESSAGES, clientCertRefusal, type ClientCertPolicy } from "./client-auth.js";
+import type { TLSSocket } from "node:tls";
 import type { ReviewAnswer } from "../auth/contracts.js";
 
 export type Admit = (req: AdmissionRequest) => Promise<AdmissionReviewResponse>;
@@ -54,6 +61,11 @@ export interface AppOptions {
   admissionTimeoutMs?: number;
   /** True once the server is shutting down: /readyz then answers 503. */
   draining?: () => boolean;
+  /**
+   * Client certificates (client-auth.ts): the review routes always require one that the policy
+   * accepts (none is accepted without a configured CA); admission routes only with `admission`.
+   */
+  clientCerts?: { policy: ClientCertPolicy; admission: boolean };
 }
 
 function objectName(req: AdmissionRequest): string {
@@ -141,6 +153,16 @@ function withDeadline<T>(decision: Promise<T>, ms = DEFAULT_ADMISSION_TIMEOUT_MS
 }
 
 /**
+ * The metric label of the route a request matched: the path its handler was registered with
+ * (express sets req.route for route handlers), never the request's own path, so that no client can
+ * make new series. "unmatched" outside a route.
+ */
+function routeLabel(req: Request): string {
+  const path: unknown = (req.route as { path?: unknown } | undefined)?.path;
+  return typeof path === "string" ? path.replace(/^\//, "") : "unmatched";
+}
+
+/**
  * Past `max` requests at once, answers 429 with Retry-After, as kube-apiserver's own limiter does;
  * client-go (which kube-apiserver calls webhooks with) waits that long and retries within the
  * webhook's timeout. The request is not read: Node discards its body once the answer is written.
@@ -155,7 +177,7 @@ function inFlightLimit(max: number, opts: AppOptions) {
         `too many requests in flight (limit ${max}); retry after ${RETRY_AFTER_SECONDS}s`,
         { retryAfterSeconds: RETRY_AFTER_SECONDS },
       );
-      const route = req.path.replace(/^\//, "");
+      const route = routeLabel(req);
       opts.metrics.bodiesRefused.inc({ route, reason: "too-many-requests" });
       opts.logger.info({ route, code: 429, limit: max }, "request refused: too many in flight");
       sendStatus(res, err);
@@ -164,6 +186,28 @@ function inFlightLimit(max: number, opts: AppOptions) {
     current++;
     res.once("close", () => current--);
     next();
+  };
+}
+
+/**
+ * Refuses, with 401 Unauthorized and before the body is read, a request whose connection has no
+ * client certificate the policy accepts. Counted by route and reason; logged at debug, so that a
+ * prober cannot flood the log.
+ */
+function requireClientCert(policy: ClientCertPolicy, opts: AppOptions) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const refusal = clientCertRefusal(req.socket as TLSSocket, policy);
+    if (refusal === null) {
+      next();
+      return;
+    }
+    const route = routeLabel(req);
+    opts.metrics.clientCertRefused.inc({ route, reason: refusal });
+    opts.logger.debug({ route, code: 401, reason: refusal }, "request refused: client certificate");
+    // The refusal belongs to the connection: a client must reconnect, and present another
+    // certificate, or be checked against a CA bundle that changed meanwhile.
+    res.setHeader("Connection", "close");
+    sendStatus(res, new KubeError(401, "Unauthorized", CLIENT_CERT_MESSAGES[refusal]));
   };
 }
 
@@ -221,7 +265,7 @@ function reviewHandler(path: string, review: Review, opts: AppOptions) {
  */
 function bodyRefused(opts: AppOptions) {
   return (req: Request, why: BodyRefusal, err: KubeError): void => {
-    const route = req.path.replace(/^\//, "");
+    const route = routeLabel(req);
     opts.metrics.bodiesRefused.inc({ route, reason: why });
     opts.logger[why === "shed" ? "info" : "debug"](
       { route, code: err.code, reason: why, error: err.message },
@@ -257,16 +301,26 @@ export function createApp(opts: AppOptions): express.Express {
   opts.metrics.watchBodyBytes(() => limits.budget.bytesInUse);
   const body = readBody(limits, bodyRefused(opts));
   const limit = inFlightLimit(opts.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT, opts);
+  const certs = opts.clientCerts ?? {
+    policy: { configured: false, allowedNames: [] },
+    admission: false,
+  };
+  const reviewCert = requireClientCert(certs.policy, opts);
+  const admissionCert: RequestHandler[] = certs.admission ? [reviewCert] : [];
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
+  // kube-apiserver calls the exact paths of the webhook configurations: /Validate/... or
+  // /authenticate/ are not vgate's routes, and get 404.
+  app.set("case sensitive routing", true);
+  app.set("strict routing", true);
   // Admission routes first: the router tries layers in order, and these take nearly all requests.
   for (const [path, admit] of Object.entries(opts.routes)) {
-    app.post(path, limit, requireJson, body, admissionHandler(path, admit, opts));
+    app.post(path, ...admissionCert, limit, requireJson, body, admissionHandler(path, admit, opts));
     app.all(path, notAllowed);
   }
   for (const [path, review] of Object.entries(opts.reviews ?? {})) {
-    app.post(path, limit, requireJson, body, reviewHandler(path, review, opts));
+    app.post(path, reviewCert, limit, requireJson, body, reviewHandler(path, review, opts));
     app.all(path, notAllowed);
   }
   app.get("/healthz", (_req, res) => {
@@ -330,15 +384,32 @@ export const CONNECTION_LIMITS = {
   keepAliveTimeout: 65_000,
 } as const;
 
-/** Serves `app` over HTTPS; resolves once listening. */
+function secureContextOf(tls: TlsMaterial): { cert: string; key: string; ca?: string } {
+  return tls.clientCa === undefined
+    ? { cert: tls.cert, key: tls.key }
+    : { cert: tls.cert, key: tls.key, ca: tls.clientCa };
+}
+
+/**
+ * Serves `app` over HTTPS; resolves once listening. `tls.clientCa` verifies client certificates;
+ * whether it is given cannot change later (setTls may change the CA itself).
+ */
 export async function listen(
   app: express.Express,
   tls: TlsMaterial,
   port: number,
   host = "0.0.0.0",
 ): Promise<RunningServer> {
+  // With a client CA the handshake asks for a certificate but never fails for lack of one: the
+  // routes that need it answer 401 with a reason (requireClientCert), the others serve anyone.
   const server = createHttpsServer(
-    { cert: tls.cert, key: tls.key, minVersion: "TLSv1.2", ...CONNECTION_LIMITS },
+    {
+      ...secureContextOf(tls),
+      requestCert: tls.clientCa !== undefined,
+      rejectUnauthorized: false,
+      minVersion: "TLSv1.2",
+      ...CONNECTION_LIMITS,
+    },
     app,
   );
   await new Promise<void>((resolve, reject) => {
@@ -354,7 +425,7 @@ export async function listen(
     server,
     port: actual,
     url: `https://${shownHost}:${actual}`,
-    setTls: (next) => server.setSecureContext({ cert: next.cert, key: next.key }),
+    setTls: (next) => server.setSecureContext(secureContextOf(next)),
     close: () =>
       new Promise((resolve) => {
         server.close(() => resolve());

@@ -10,6 +10,8 @@ export interface Metrics {
   inFlight: Gauge<"route">;
   /** Bodies refused before their request was handled, by why (see body.ts BodyRefusal). */
   bodiesRefused: Counter<"route" | "reason">;
+  /** Requests refused for their client certificate, by route and why (client-auth.ts). */
+  clientCertRefused: Counter<"route" | "reason">;
   /** Reports the bytes of request bodies held now (set by the app that owns the budget). */
   watchBodyBytes(read: () => number): void;
 }
@@ -79,6 +81,12 @@ export function createMetrics(withProcessMetrics = true): Metrics {
     bodiesRefused: new Counter({
       name: "vgate_request_bodies_refused_total",
       help: "Request bodies refused unread or cut off: too-large, encoding, shed (too many bytes in flight; 429), idle or deadline (408).",
+      labelNames: ["route", "reason"],
+      registers: [registry],
+    }),
+    clientCertRefused: new Counter({
+      name: "vgate_client_certificate_refusals_total",
+      help: "Requests refused with 401 for their client certificate: not-configured (no --client-ca-file), no-certificate, untrusted, name (not in --client-allowed-names).",
       labelNames: ["route", "reason"],
       registers: [registry],
     }),

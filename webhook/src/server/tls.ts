@@ -2,14 +2,17 @@
 // or, with --dev, a self-signed certificate for localhost made at start.
 
 import { createPrivateKey, X509Certificate } from "node:crypto";
-import { readFile, stat } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { generate } from "selfsigned";
+import { pollFiles } from "./poll-files.js";
 
 export interface TlsMaterial {
   cert: string;
   key: string;
   /** Where the material came from, for logs. */
   source: string;
+  /** CAs that client certificates are verified against (--client-ca-file); none when absent. */
+  clientCa?: string;
 }
 
 export async function loadTlsFiles(certFile: string, keyFile: string): Promise<TlsMaterial> {
@@ -102,8 +105,7 @@ export function checkTlsPair(tls: TlsMaterial, certFile: string, keyFile: string
  * Polls the files and calls `onChange` with new material once both have changed into a matching
  * pair. The files are written one after the other (a plain overwrite, or a Secret volume's
  * symlink swap seen between the two reads), so a certificate may be read with the old key, or a
- * half-written file: such material is never served. The old pair stays until the next poll finds
- * a good one, and `onError` hears of each distinct bad state once, not every poll.
+ * half-written file: such material is never served (poll-files.ts).
  */
 export function watchTlsFiles(
   certFile: string,
@@ -112,40 +114,10 @@ export function watchTlsFiles(
   onError: (err: Error) => void,
   intervalMs = 10_000,
 ): () => void {
-  let served = "";
-  let reported = "";
-  // The inode is part of it: a symlink swap or a copy that keeps mtimes still changes it.
-  const fingerprint = async (): Promise<string> => {
-    const [c, k] = await Promise.all([stat(certFile), stat(keyFile)]);
-    return `${c.ino}:${c.mtimeMs}:${c.size}:${k.ino}:${k.mtimeMs}:${k.size}`;
-  };
-  const poll = async (): Promise<void> => {
-    const f = await fingerprint();
-    if (f === served) return;
+  const read = async (): Promise<TlsMaterial> => {
     const tls = await loadTlsFiles(certFile, keyFile);
     checkTlsPair(tls, certFile, keyFile);
-    // Unchanged while read: else a later poll reads it again, whole.
-    if ((await fingerprint()) !== f) return;
-    onChange(tls);
-    served = f;
-    reported = "";
+    return tls;
   };
-  void fingerprint().then(
-    (f) => (served = f),
-    () => undefined,
-  );
-  let busy = false;
-  const timer = setInterval(() => {
-    if (busy) return;
-    busy = true;
-    poll()
-      .catch((err: Error) => {
-        if (err.message === reported) return;
-        reported = err.message;
-        onError(err);
-      })
-      .finally(() => (busy = false));
-  }, intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
+  return pollFiles([certFile, keyFile], read, onChange, onError, intervalMs);
 }
