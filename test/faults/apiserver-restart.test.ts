@@ -77,6 +77,7 @@ interface Key {
       send("generateName", "/mutate/ownedaccesskeys", reviews.generateName),
       send("blockOwner", "/validate/ownedaccesskeys", () => reviews.blockOwner()),
       send("plain", "/validate/ownedaccesskeys", reviews.plain),
+      send("newKey", "/validate/ownedaccesskeys", reviews.newKey),
       send("tokenReview", "/authenticate", () => reviews.tokenReview(known.token)),
       send("accessReview", "/authorize", () => reviews.accessReview(known.name, known.uid)),
       async (): Promise<Answer> => {
@@ -197,17 +198,20 @@ interface Key {
         assert.equal(a.allowed, true, `decided without the API server: ${JSON.stringify(a)}`);
       }
       for (const a of outage.filter((x) => x.kind === "healthz")) assert.equal(a.http, 200);
-      // The key cache cannot be trusted once its watch ended: logins fail closed, as they do
-      // before the first sync (kube-apiserver's token cache keeps recent logins working).
+      // The key cache cannot be trusted once its watch ended: logins, key-scoped requests and
+      // writes that set a key fail closed with 503, as before the first sync (kube-apiserver's
+      // token cache keeps recent logins working).
       for (const a of outage.filter((x) => x.kind === "tokenReview")) {
-        assert.equal(a.http, 200, JSON.stringify(a));
-        assert.equal(a.authenticated, false, JSON.stringify(a));
-        assert.equal(a.error, "access keys are not loaded yet; try again");
+        assert.deepEqual([a.http, a.code], [503, 503], JSON.stringify(a));
+        assert.equal(a.message, "access keys are not loaded yet; try again");
       }
       for (const a of outage.filter((x) => x.kind === "accessReview")) {
-        assert.equal(a.http, 200, JSON.stringify(a));
-        assert.deepEqual([a.allowed, a.denied], [false, true], JSON.stringify(a));
-        assert.equal(a.reason, "access keys are not loaded yet");
+        assert.deepEqual([a.http, a.code], [503, 503], JSON.stringify(a));
+        assert.equal(a.message, "access keys are not loaded yet");
+      }
+      for (const a of outage.filter((x) => x.kind === "newKey")) {
+        assert.deepEqual([a.http, a.allowed, a.code], [200, false, 503], JSON.stringify(a));
+        assert.match(a.message ?? "", /^the access keys are not loaded yet, so vgate cannot check/);
       }
       const ready = outage.filter((a) => a.kind === "readyz");
       console.log(

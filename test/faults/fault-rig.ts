@@ -111,6 +111,7 @@ function decisionOf(body: Json): Partial<Answer> {
 /** Review bodies about OwnedAccessKeys of `group`, whose owners are Users of `storageGroup`. */
 export function reviewsFor(group: string, storageGroup: string, domain: string) {
   const key = (metadata: Json): Json => accessKey("", {}, metadata, group);
+  const keyless = (metadata: Json): Json => accessKey("", { key: undefined }, metadata, group);
   return {
     /** A CREATE with only generateName: vgate picks a free name (the cache, or a GET per name). */
     generateName: (): Json =>
@@ -125,7 +126,8 @@ export function reviewsFor(group: string, storageGroup: string, domain: string) 
       review({
         ...ADMIN_USER,
         group,
-        object: key({
+        // No key: a write that sets one also waits for the key cache (newKey below).
+        object: keyless({
           name: `owned-${randomBytes(3).toString("hex")}`,
           ownerReferences: [
             {
@@ -138,12 +140,24 @@ export function reviewsFor(group: string, storageGroup: string, domain: string) 
           ],
         }),
       }),
-    /** A CREATE the validating webhook decides from the object alone. */
+    /** A CREATE the validating webhook decides from the object alone (no key: nothing to compare). */
     plain: (): Json =>
       review({
         ...ADMIN_USER,
         group,
-        object: key({ name: `plain-${randomBytes(3).toString("hex")}` }),
+        object: accessKey(
+          "",
+          { key: undefined },
+          { name: `plain-${randomBytes(3).toString("hex")}` },
+          group,
+        ),
+      }),
+    /** A CREATE with a key of its own: the duplicate-key check needs the synced key cache. */
+    newKey: (): Json =>
+      review({
+        ...ADMIN_USER,
+        group,
+        object: key({ name: `new-key-${randomBytes(3).toString("hex")}` }),
       }),
     tokenReview: (token: string): Json => ({
       apiVersion: "authentication.k8s.io/v1",

@@ -6,7 +6,15 @@
 
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { repoFile } from "../../support/fixtures.js";
+import {
+  HAVE_KUBECTL,
+  KUBECTL_SKIP_REASON,
+  kubectlFor,
+  type Kubectl,
+} from "../../support/kubectl.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { plugin } from "../../plugin/plugin-run.js";
@@ -23,9 +31,29 @@ const sha256 = (s: string): string => `sha256:${createHash("sha256").update(s).d
     let cluster: VgateCluster;
     let dir: string;
 
+    let kubectl: Kubectl;
+    let auditLog: string;
+
     before(async () => {
-      cluster = await startVgateCluster({ vgateArgs: ["--key-storage=hashed"] });
+      cluster = await startVgateCluster({
+        vgateArgs: ["--key-storage=hashed"],
+        // manifests/apiserver/audit-policy.yaml first, then a rule that logs every body: the
+        // snippet's rules must win for keys, or request bodies would hold them.
+        configure: async (planeDir) => {
+          auditLog = join(planeDir, "audit.log");
+          const policy = `${repoFile("manifests/apiserver/audit-policy.yaml")}  - level: RequestResponse\n`;
+          return {
+            files: { "audit-policy.yaml": policy },
+            args: [
+              `--audit-policy-file=${join(planeDir, "audit-policy.yaml")}`,
+              `--audit-log-path=${auditLog}`,
+              "--audit-log-mode=blocking",
+            ],
+          };
+        },
+      });
       dir = await mkdtemp(join(tmpdir(), "vgate-hashed-"));
+      kubectl = kubectlFor(cluster.kubeconfigPath, join(dir, "kubectl-cache"));
     });
     after(async () => {
       await cluster?.stop();
@@ -90,7 +118,7 @@ const sha256 = (s: string): string => `sha256:${createHash("sha256").update(s).d
       });
       assert.equal(raw.status, 422, JSON.stringify(raw.body));
       assert.match(JSON.stringify(raw.body), /spec\.key: Required value: vgate stores keys hashed/);
-      const taken = "taken-key-0123456789abcdefghijklmnopqrstuv";
+      const taken = "taken-key-0123456789abcdefghijklmnopqrstuvwxyz";
       const first = await cluster.admin.request(
         "POST",
         `/apis/${cluster.group}/v1/ownedaccesskeys`,
@@ -121,5 +149,184 @@ const sha256 = (s: string): string => `sha256:${createHash("sha256").update(s).d
         );
       }, "the duplicate is refused once vgate's index has the first key");
     });
+
+    /** Every value stored under /registry/ in etcd, decoded as text. */
+    async function etcdContents(): Promise<string> {
+      const b64 = (t: string) => Buffer.from(t).toString("base64");
+      const res = await fetch(`${cluster.plane.etcdUrl}/v3/kv/range`, {
+        method: "POST",
+        body: JSON.stringify({ key: b64("/registry/"), range_end: b64("/registry0") }),
+      });
+      const body = (await res.json()) as { kvs?: { value: string }[] };
+      assert.ok((body.kvs ?? []).length > 10, "etcd was read");
+      return (body.kvs ?? [])
+        .map((kv) => Buffer.from(kv.value, "base64").toString("latin1"))
+        .join("\n");
+    }
+
+    const newKey = (): string => randomBytes(32).toString("base64url");
+    const manifest = (name: string, key: string, more: Record<string, unknown> = {}) =>
+      JSON.stringify({
+        apiVersion: `${cluster.group}/v1`,
+        kind: "OwnedAccessKey",
+        metadata: { name, ...more },
+        spec: { key, user: "admin", type: "User", displayName: name },
+      });
+    /** Every plaintext key this describe sends, for the etcd and audit log checks at the end. */
+    const sent: string[] = [];
+
+    async function storedJson(name: string): Promise<string> {
+      const res = await cluster.admin.request(
+        "GET",
+        `/apis/${cluster.group}/v1/ownedaccesskeys/${name}`,
+      );
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      return JSON.stringify(res.body);
+    }
+
+    (HAVE_KUBECTL ? describe : describe.skip)(
+      `no plaintext key at rest: kubectl's last-applied-configuration${KUBECTL_SKIP_REASON}`,
+      () => {
+        const ways: [string, (name: string, key: string) => Promise<void>][] = [
+          [
+            "kubectl apply, then the same apply again",
+            async (name, key) => {
+              for (let i = 0; i < 2; i++) {
+                const r = await kubectl(["apply", "-f", "-"], { input: manifest(name, key) });
+                assert.equal(r.code, 0, r.stderr);
+              }
+            },
+          ],
+          [
+            "kubectl create --save-config",
+            async (name, key) => {
+              const r = await kubectl(["create", "--save-config", "-f", "-"], {
+                input: manifest(name, key),
+              });
+              assert.equal(r.code, 0, r.stderr);
+            },
+          ],
+          [
+            "kubectl replace --save-config (a rotation)",
+            async (name, key) => {
+              const first = newKey();
+              sent.push(first);
+              const c = await kubectl(["create", "-f", "-"], { input: manifest(name, first) });
+              assert.equal(c.code, 0, c.stderr);
+              const r = await kubectl(["replace", "--save-config", "-f", "-"], {
+                input: manifest(name, key),
+              });
+              assert.equal(r.code, 0, r.stderr);
+            },
+          ],
+          [
+            "kubectl apply --server-side",
+            async (name, key) => {
+              const r = await kubectl(["apply", "--server-side", "-f", "-"], {
+                input: manifest(name, key),
+              });
+              assert.equal(r.code, 0, r.stderr);
+            },
+          ],
+        ];
+        for (const [i, [how, write]] of ways.entries()) {
+          it(`${how}: only the hash is stored, in spec.key and in the annotation, and the key logs in`, async () => {
+            const name = `at-rest-${i}`;
+            const key = newKey();
+            sent.push(key);
+            await write(name, key);
+            const stored = await storedJson(name);
+            assert.ok(!stored.includes(key), `the stored object holds the key: ${stored}`);
+            assert.ok(stored.includes(sha256(key)), "spec.key holds the hash");
+            const applied = JSON.parse(stored).metadata.annotations?.[
+              "kubectl.kubernetes.io/last-applied-configuration"
+            ] as string | undefined;
+            if (applied !== undefined) {
+              assert.equal(JSON.parse(applied).spec.key, sha256(key));
+            }
+            await until(async () => (await whoami(key)).code === 0, "the key logs in");
+          });
+        }
+
+        it("refuses the key in an annotation or a label, on create and on a later edit", async () => {
+          const key = newKey();
+          sent.push(key);
+          const inAnnotation = await kubectl(["apply", "-f", "-"], {
+            input: manifest("exposed-a", key, {
+              annotations: { "example.com/token": `Bearer ${key}` },
+            }),
+          });
+          assert.equal(inAnnotation.code, 1);
+          assert.match(
+            inAnnotation.stderr,
+            /metadata\.annotations\[example\.com\/token\]: Forbidden: must not contain the access key/,
+          );
+          assert.ok(!inAnnotation.stderr.includes(key), "the error does not echo the key");
+          const inLabel = await kubectl(["create", "-f", "-"], {
+            input: manifest("exposed-l", key, { labels: { copy: key } }),
+          });
+          assert.equal(inLabel.code, 1);
+          assert.match(inLabel.stderr, /metadata\.labels\[copy\]: Forbidden/);
+          // Stored cleanly, then the key pasted into an annotation by an edit that does not send
+          // spec.key in plain: found by its hash.
+          const ok = await kubectl(["apply", "-f", "-"], { input: manifest("exposed-e", key) });
+          assert.equal(ok.code, 0, ok.stderr);
+          const edit = await kubectl([
+            "annotate",
+            "oak",
+            "exposed-e",
+            `example.com/note=key is ${key}`,
+          ]);
+          assert.equal(edit.code, 1, edit.stdout);
+          assert.match(edit.stderr, /Forbidden: must not contain the access key/);
+          assert.ok(!(await storedJson("exposed-e")).includes(key));
+          for (const n of ["exposed-a", "exposed-l"]) {
+            assert.equal(
+              (await cluster.admin.request("GET", `/apis/${cluster.group}/v1/ownedaccesskeys/${n}`))
+                .status,
+              404,
+            );
+          }
+        });
+
+        it("etcd and the audit log hold none of the keys; key logins carry their credential id", async () => {
+          assert.ok(sent.length >= 5);
+          const etcd = await etcdContents();
+          for (const key of sent) assert.ok(!etcd.includes(key), "a plaintext key in etcd");
+          // The reading works: the stored hashes are there.
+          assert.ok(sent.some((key) => etcd.includes(sha256(key))), "no stored hash found in etcd");
+          const log = await readFile(auditLog, "utf8");
+          const events = log
+            .split("\n")
+            .filter(Boolean)
+            .map((l) => JSON.parse(l) as Record<string, unknown>);
+          assert.ok(events.length > 0);
+          for (const key of sent) assert.ok(!log.includes(key), "a plaintext key in the audit log");
+          const keyEvents = events.filter(
+            (e) =>
+              (e["objectRef"] as { resource?: string } | undefined)?.resource === "ownedaccesskeys",
+          );
+          assert.ok(keyEvents.length > 0);
+          for (const e of keyEvents) assert.equal(e["level"], "Metadata", JSON.stringify(e));
+          // Some other request (the catch-all rule) shows the policy logs bodies elsewhere.
+          assert.ok(events.some((e) => e["level"] === "RequestResponse"));
+          const byKey = events.filter((e) =>
+            ((e["user"] as { extra?: Record<string, string[]> }).extra ?? {})[
+              "authentication.kubernetes.io/credential-id"
+            ]?.[0]?.startsWith("ACCESSKEYID="),
+          );
+          assert.ok(byKey.length > 0, "no event of a key login carries its credential id");
+          const extra = (byKey[0]!["user"] as { extra: Record<string, string[]> }).extra;
+          assert.match(
+            extra["authentication.kubernetes.io/credential-id"]![0]!,
+            /^ACCESSKEYID=[0-9a-f]{16}$/,
+          );
+          assert.deepEqual(
+            extra["authentication.kubernetes.io/credential-id"],
+            extra["accesskey.loft.sh/key-id"]!.map((id) => `ACCESSKEYID=${id}`),
+          );
+        });
+      },
+    );
   },
 );

@@ -120,7 +120,13 @@ interface TokenStatus {
             username: "alice",
             uid: k.uid,
             groups: ["ci", "deployers"],
-            extra: { [EXTRA]: [k.name], [ID_EXTRA]: [sha256(k.token).slice(7, 23)] },
+            extra: {
+              [EXTRA]: [k.name],
+              [ID_EXTRA]: [sha256(k.token).slice(7, 23)],
+              "authentication.kubernetes.io/credential-id": [
+                `ACCESSKEYID=${sha256(k.token).slice(7, 23)}`,
+              ],
+            },
           },
         });
         assert.ok(!res.text.includes(k.token), "the answer never carries the token");
@@ -155,6 +161,7 @@ interface TokenStatus {
       const k = await storeKey({ user: "carol" });
       const nearMiss = k.token.slice(0, -1) + (k.token.endsWith("A") ? "B" : "A");
       const answers = new Set<string>();
+      const invalidBefore = await loginCount("invalid");
       for (const t of [
         token(),
         nearMiss,
@@ -178,7 +185,19 @@ interface TokenStatus {
           }),
         ],
       );
+      // A guessing attack shows in the metrics: every failed try is counted, nothing else grows.
+      assert.equal(await loginCount("invalid"), invalidBefore + 7);
     });
+
+    /** vgate_access_key_logins_total for one result, from /metrics. */
+    async function loginCount(result: string): Promise<number> {
+      const text = (await httpsRequest(`${v.url}/metrics`, { ca: v.ca })).text;
+      const m = new RegExp(
+        `^vgate_access_key_logins_total\\{result="${result}"\\} (\\d+)$`,
+        "m",
+      ).exec(text);
+      return Number(m?.[1] ?? 0);
+    }
 
     it("disabled and expired keys say why, to the holder of the exact key only", async () => {
       const disabled = await storeKey({ user: "dave", disabled: true });

@@ -348,12 +348,6 @@ describe("reviewAccess", () => {
 
   const denials: [string, Record<string, unknown>, Partial<ReviewDeps>, string][] = [
     [
-      "keys not synced",
-      v1Review(inNamespace("team-a")),
-      { keys: keys([KEY], false) },
-      SAR_REASONS.notLoaded,
-    ],
-    [
       "namespaces not synced",
       v1Review(inNamespace("team-a")),
       { namespaces: namespaces(false) },
@@ -478,6 +472,20 @@ describe("reviewAccess", () => {
     }
   });
 
+  it("answers 503 ServiceUnavailable for a key request until the key cache has synced", () => {
+    assert.throws(
+      () => review(v1Review(inNamespace("team-a")), deps({ keys: keys([KEY], false) })),
+      (err: unknown) =>
+        err instanceof KubeError &&
+        err.code === 503 &&
+        err.reason === "ServiceUnavailable" &&
+        err.message === SAR_REASONS.notLoaded,
+    );
+    // A request made without a key still gets no opinion: it does not depend on the cache.
+    const plain = review(v1Review({ extra: {} }), deps({ keys: keys([KEY], false) }));
+    assert.equal(plain.log.decision, "no-opinion");
+  });
+
   it("never answers allowed (property)", () => {
     const arbitraryBody = fc.record({
       namespace: fc.constantFrom("", "team-a", "team-b", "__proto__"),
@@ -506,10 +514,18 @@ describe("reviewAccess", () => {
           uid: b.uid,
         };
         const body = b.beta ? v1beta1Review(spec) : v1Review(spec);
-        const answer = review(
-          body,
-          deps({ keys: keys([KEY, open], b.synced), namespaces: namespaces(b.synced) }),
-        );
+        let answer;
+        try {
+          answer = review(
+            body,
+            deps({ keys: keys([KEY, open], b.synced), namespaces: namespaces(b.synced) }),
+          );
+        } catch (err) {
+          // Fail closed: only a key request before the key cache has synced, and only as a 503.
+          assert.ok(err instanceof KubeError && err.code === 503, String(err));
+          assert.equal(b.synced, false);
+          return;
+        }
         const status = (answer.body as { status: { allowed: boolean; denied?: boolean } }).status;
         assert.equal(status.allowed, false);
         assert.equal(answer.log.decision, status.denied ? "denied" : "no-opinion");

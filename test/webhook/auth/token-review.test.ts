@@ -234,11 +234,20 @@ describe("token-review", () => {
             username: "alice",
             uid: "uid-alice-ci",
             groups: ["dev", "ops"],
-            extra: { [EXTRA]: ["alice-ci"], "accesskey.loft.sh/key-id": [TOKEN_ID] },
+            extra: {
+              [EXTRA]: ["alice-ci"],
+              "accesskey.loft.sh/key-id": [TOKEN_ID],
+              "authentication.kubernetes.io/credential-id": [`ACCESSKEYID=${TOKEN_ID}`],
+            },
           },
         },
       });
-      assert.deepEqual(answer.log, { key: "alice-ci", user: "alice", decision: "authenticated" });
+      assert.deepEqual(answer.log, {
+        key: "alice-ci",
+        user: "alice",
+        decision: "authenticated",
+        login: "authenticated",
+      });
       assert.deepEqual(recorded, [{ name: "alice-ci", at: NOW }]);
     });
 
@@ -277,12 +286,13 @@ describe("token-review", () => {
       }
     });
 
-    it("extra holds only the key name and key-id, under the configured group domain", () => {
+    it("extra holds only the key name, key-id (under the configured group domain) and kube's credential-id", () => {
       const { review } = setup([alice], { groupDomain: "example.com" });
       const user = status(review(TOKEN)).user as { extra: object; groups: string[] };
       assert.deepEqual(user.extra, {
         "accesskey.example.com/name": ["alice-ci"],
         "accesskey.example.com/key-id": [TOKEN_ID],
+        "authentication.kubernetes.io/credential-id": [`ACCESSKEYID=${TOKEN_ID}`],
       });
       // The same key stored hashed has the same key-id.
       const hashed = setup([accessKey("alice-ci", { key: hashKey(TOKEN), user: "alice" })], {
@@ -338,13 +348,17 @@ describe("token-review", () => {
       assert.equal(status(review(long)).authenticated, true);
     });
 
-    it("fails closed until the cache has synced", () => {
+    it("fails closed until the cache has synced: 503, so kube-apiserver refuses the login", () => {
       const { review, source, recorded } = setup([alice]);
       source.isSynced = false;
-      assert.deepEqual(status(review(TOKEN)), {
-        authenticated: false,
-        error: "access keys are not loaded yet; try again",
-      });
+      assert.throws(
+        () => review(TOKEN),
+        (err: unknown) =>
+          err instanceof KubeError &&
+          err.code === 503 &&
+          err.reason === "ServiceUnavailable" &&
+          err.message === "access keys are not loaded yet; try again",
+      );
       assert.equal(recorded.length, 0);
     });
 

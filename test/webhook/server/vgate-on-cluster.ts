@@ -50,6 +50,8 @@ export async function startVgateOnCluster(
   cluster: VgateCluster,
   domain: string,
   more: Partial<ServeOptions> = {},
+  /** Called with the fault proxy before vgate starts (faults vgate must meet from its start). */
+  beforeStart?: (proxy: FaultProxy) => void,
 ): Promise<VgateOnCluster> {
   const { admin, plane } = cluster;
   const group = `management.${domain}`;
@@ -76,6 +78,7 @@ export async function startVgateOnCluster(
     const proxy = await plane.faultProxy();
     undo.push(() => proxy.close());
     const kubeconfig = await account.kubeconfig(proxy.url);
+    beforeStart?.(proxy);
 
     const vgate = await startInProcessVgate({ kubeconfig, domain, logLevel: "debug", more });
     return {

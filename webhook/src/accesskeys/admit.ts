@@ -16,8 +16,11 @@ export interface AccessKeyAdmission {
   api: KubeApi;
   /** How spec.key is stored; "plain" when omitted. */
   keyStorage?: KeyStorage;
-  /** Other keys stored with the same key (the token webhook's index). */
-  namesWithSameKey?: (stored: string) => string[];
+  /**
+   * The token webhook's key index, for the duplicate-key check; absent when nothing is stored
+   * (no API server). Until it has synced, writes that set a key fail closed (503).
+   */
+  keyIndex?: { synced(): boolean; namesWithSameKey(stored: string): string[] };
 }
 
 /** The request must be about our resource; anything else means the webhook is misconfigured. */
@@ -44,7 +47,7 @@ function toKeyRequest(req: AdmissionRequest, deps: AccessKeyAdmission): KeyReque
     identity: deps.identity,
     dryRun: req.dryRun,
     keyStorage: deps.keyStorage ?? "plain",
-    namesWithSameKey: deps.namesWithSameKey,
+    keyIndex: deps.keyIndex,
   };
 }
 

@@ -6,6 +6,8 @@
 
 import { OMIT_VALUE, required, invalid, type FieldError } from "../api/field-errors.js";
 import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
+import { newServiceUnavailable, type KubeError } from "../api/status.js";
+import { lastAppliedErrors, MIN_KEY_LENGTH } from "./key-exposure.js";
 import { digestsEqual, hashKey, isStoredHash, storedDigest } from "./key-hash.js";
 import { isObject, own } from "./json-fields.js";
 import type { KeyRequest } from "./request.js";
@@ -16,12 +18,25 @@ function keyOf(obj: OwnedAccessKey | null): string | undefined {
   return typeof key === "string" && key !== "" ? key : undefined;
 }
 
-/** `obj` with a plain spec.key replaced by its hash; `obj` itself when there is nothing to hash. */
-export function hashStoredKey(obj: OwnedAccessKey): OwnedAccessKey {
+/**
+ * `obj` with a plain spec.key replaced by its hash; `obj` itself when there is nothing to hash. A
+ * key that could not be stored (unusable, or too short and new) is left as it is, for the
+ * validating webhook to refuse with the reason.
+ */
+export function hashStoredKey(
+  obj: OwnedAccessKey,
+  old: OwnedAccessKey | null = null,
+): OwnedAccessKey {
   const key = keyOf(obj);
-  // An unusable key is left as it is, for the validating webhook to refuse with the reason.
   if (key === undefined || isStoredHash(key) || !usable(key)) return obj;
+  if (key.length < MIN_KEY_LENGTH && isNewKey(key, old)) return obj;
   return { ...obj, spec: { ...obj.spec, key: hashKey(key) } };
+}
+
+/** Whether `key` is another key than the stored object's (a CREATE, or a rotation). */
+function isNewKey(key: string, old: OwnedAccessKey | null): boolean {
+  const stored = keyOf(old);
+  return stored === undefined || !digestsEqual(storedDigest(stored), storedDigest(key));
 }
 
 const HASHED_NEEDS_KEY =
@@ -30,6 +45,7 @@ const HASHED_NEEDS_KEY =
 const NOT_HASHED =
   "must be stored as sha256:<hex> with --key-storage=hashed; is the mutating webhook installed?";
 const DUPLICATE = "another access key already has this key";
+const WEAK = `must be at least ${MIN_KEY_LENGTH} characters (kubectl accesskey makes 43 from 256 random bits)`;
 /** What a bearer token can be: it travels in an HTTP Authorization header (token-review.ts). */
 export const MAX_KEY_LENGTH = 8192;
 const USABLE_KEY = /^[\x21-\x7e]+$/;
@@ -40,19 +56,41 @@ function usable(key: string): boolean {
   return key.length <= MAX_KEY_LENGTH && USABLE_KEY.test(key);
 }
 
-/** The storage rules for CREATE and UPDATE: hashed storage holds only hashes, keys are unique. */
+/**
+ * The storage rules for CREATE and UPDATE: a new key is usable and at least MIN_KEY_LENGTH long
+ * (a key that already exists keeps working, whatever its length), hashed storage holds only
+ * hashes (in spec.key and in last-applied-configuration), and keys are unique.
+ */
 export function keyStorageErrors(req: KeyRequest): FieldError[] {
   if (req.operation !== "CREATE" && req.operation !== "UPDATE") return [];
   const key = keyOf(req.object);
   if (key !== undefined && !usable(key)) return [invalid("spec.key", OMIT_VALUE, UNUSABLE)];
+  const fresh = key !== undefined && isNewKey(key, req.oldObject);
+  if (fresh && !isStoredHash(key) && key.length < MIN_KEY_LENGTH) {
+    return [invalid("spec.key", OMIT_VALUE, WEAK)];
+  }
   if (req.keyStorage === "hashed") {
     if (key === undefined) return [required("spec.key", HASHED_NEEDS_KEY)];
     if (!isStoredHash(key)) return [invalid("spec.key", OMIT_VALUE, NOT_HASHED)];
+    const applied = lastAppliedErrors(req.object);
+    if (applied.length) return applied;
   }
-  if (key === undefined || !req.namesWithSameKey) return [];
-  const old = keyOf(req.oldObject);
-  if (old !== undefined && digestsEqual(storedDigest(old), storedDigest(key))) return [];
+  if (!fresh || !req.keyIndex) return [];
   const self = req.object?.metadata?.name;
-  const others = req.namesWithSameKey(key).filter((n) => n !== self);
+  const others = req.keyIndex.namesWithSameKey(key).filter((n) => n !== self);
   return others.length > 0 ? [invalid("spec.key", OMIT_VALUE, DUPLICATE)] : [];
+}
+
+/**
+ * A write that sets a new key cannot be checked for a duplicate until the key index has synced:
+ * it fails closed with 503 ServiceUnavailable, as other checks that need the API server do.
+ */
+export function duplicateCheckUnavailable(req: KeyRequest): KubeError | null {
+  if (req.operation !== "CREATE" && req.operation !== "UPDATE") return null;
+  const key = keyOf(req.object);
+  if (key === undefined || !req.keyIndex || req.keyIndex.synced()) return null;
+  if (!isNewKey(key, req.oldObject)) return null;
+  return newServiceUnavailable(
+    "the access keys are not loaded yet, so vgate cannot check that no other key has this key; try again",
+  );
 }

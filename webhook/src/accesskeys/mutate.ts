@@ -4,11 +4,17 @@
 // defaults of docs/decisions.md OAK-8.
 
 import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
-import { newAlreadyExists, newGenerateNameConflict, type KubeError } from "../api/status.js";
+import {
+  newAlreadyExists,
+  newGenerateNameConflict,
+  newInvalid,
+  type KubeError,
+} from "../api/status.js";
 import type { KubeApi } from "../kube/ports.js";
 import { applyCreateDefaults } from "./defaults.js";
 import { findFreeName } from "./generate-name.js";
 import { generateAccessKey } from "./key-generation.js";
+import { exposureErrors, hashLastApplied, plaintextKeys } from "./key-exposure.js";
 import { hashStoredKey } from "./key-storage.js";
 import type { KeyRequest } from "./request.js";
 
@@ -49,12 +55,25 @@ async function chooseName(
   return { name: "" };
 }
 
+/**
+ * Hashed storage keeps no plaintext key: spec.key and the copy kubectl keeps in
+ * last-applied-configuration are hashed, and a key that shows anywhere else is refused (422).
+ */
+function storeHashed(req: KeyRequest, obj: OwnedAccessKey): Mutation {
+  const hashed = hashLastApplied(hashStoredKey(obj, req.oldObject));
+  const errors = exposureErrors(hashed, plaintextKeys(obj));
+  if (errors.length === 0) return { error: null, object: hashed };
+  const name = typeof obj.metadata?.name === "string" ? obj.metadata.name : req.name;
+  const gk = { group: req.identity.group, kind: req.identity.kind };
+  return { error: newInvalid(gk, name, errors), object: null };
+}
+
 export async function mutateKey(req: KeyRequest, api: KubeApi): Promise<Mutation> {
   const obj = req.object;
   const meta: unknown = obj?.metadata;
   // A rotated key arrives on UPDATE; hashed storage hashes it as on CREATE.
   if (req.operation === "UPDATE" && obj && req.keyStorage === "hashed") {
-    return { error: null, object: hashStoredKey(obj) };
+    return storeHashed(req, obj);
   }
   if (
     req.operation !== "CREATE" ||
@@ -77,8 +96,7 @@ export async function mutateKey(req: KeyRequest, api: KubeApi): Promise<Mutation
     // In hashed storage a key made here could never be given back: the client must bring one.
     req.keyStorage === "hashed" ? () => "" : generateAccessKey,
   );
-  return {
-    error: null,
-    object: req.keyStorage === "hashed" ? hashStoredKey(defaulted) : defaulted,
-  };
+  return req.keyStorage === "hashed"
+    ? storeHashed(req, defaulted)
+    : { error: null, object: defaulted };
 }

@@ -25,6 +25,6 @@ export interface KeyRequest {
   dryRun: boolean;
   /** How spec.key is stored (--key-storage); plain when absent. */
   keyStorage?: KeyStorage;
-  /** Other keys stored with the same key (from the key index); absent without one. */
-  namesWithSameKey?: (stored: string) => string[];
+  /** The key index, for the duplicate-key check; absent when nothing is stored (no API server). */
+  keyIndex?: { synced(): boolean; namesWithSameKey(stored: string): string[] };
 }

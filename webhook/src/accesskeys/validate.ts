@@ -7,7 +7,7 @@ import type { KubeApi } from "../kube/ports.js";
 import { checkBlockOwnerDeletion } from "./block-owner-deletion.js";
 import { metadataWarnings, validateMetadata } from "./metadata.js";
 import { checkOwnership } from "./ownership.js";
-import { keyStorageErrors } from "./key-storage.js";
+import { duplicateCheckUnavailable, keyStorageErrors } from "./key-storage.js";
 import type { KeyRequest } from "./request.js";
 import { keyWarnings, validateKeySpec } from "./spec-rules.js";
 
@@ -31,6 +31,8 @@ export async function validateKey(req: KeyRequest, api: KubeApi): Promise<Decisi
   const gk = { group: req.identity.group, kind: req.identity.kind };
   const fieldErrors = [...validateKeySpec(req), ...validateMetadata(req), ...keyStorageErrors(req)];
   if (fieldErrors.length) return { error: newInvalid(gk, displayName(req), fieldErrors), warnings };
+  const unavailable = duplicateCheckUnavailable(req);
+  if (unavailable) return { error: unavailable, warnings };
   const ownership = checkOwnership(req);
   if (ownership) return { error: ownership, warnings };
   const blockErrors = await checkBlockOwnerDeletion(req, api);

@@ -25,13 +25,34 @@ export function accessKeyIdExtra(groupDomain: string): string {
   return `accesskey.${groupDomain}/key-id`;
 }
 
+/**
+ * Kubernetes' own extra key for the credential a request was authenticated with
+ * (user.CredentialIDKey): kube-apiserver's audit events carry it, so each request can be traced to
+ * the credential. Its values are `<TYPE>=<id>`, as kube's `X509SHA256=<hex>` and `JTI=<jti>`; an
+ * access key's is `ACCESSKEYID=<key-id>`, which changes when the key is rotated.
+ */
+export const CREDENTIAL_ID_EXTRA = "authentication.kubernetes.io/credential-id";
+
+export function credentialId(keyIdHex: string): string {
+  return `ACCESSKEYID=${keyIdHex}`;
+}
+
 /** The key-id of a stored spec.key (plain or sha256:). */
 export function keyId(digestHex: string): string {
   return digestHex.slice(0, 16);
 }
 
+/**
+ * What became of a login (a TokenReview), for the bounded `result` label of
+ * vgate_access_key_logins_total: a guessing attack shows as many "invalid".
+ */
+export type LoginResult =
+  "authenticated" | "invalid" | "disabled" | "expired" | "deleting" | "no-owner" | "audience";
+
 /** How a review went, for the one log line per request (never a token, never a key). */
 export interface ReviewLog {
+  /** TokenReview only: the login's result. */
+  login?: LoginResult;
   /** The access key's name, when the review found one. */
   key?: string;
   user?: string;

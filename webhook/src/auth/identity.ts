@@ -4,12 +4,20 @@
 //   none of them has no owner and does not authenticate.
 // - uid: the key's metadata.uid (each key is its own login).
 // - groups: spec.groups (strings only, duplicates removed, order kept).
-// - extra: accessKeyExtra(groupDomain) -> [metadata.name], so authorization can find the key, and
-//   accessKeyIdExtra(groupDomain) -> [key-id], so it can tell a rotated key's old value.
+// - extra: accessKeyExtra(groupDomain) -> [metadata.name], so authorization can find the key,
+//   accessKeyIdExtra(groupDomain) -> [key-id], so it can tell a rotated key's old value, and
+//   kube's authentication.kubernetes.io/credential-id -> [ACCESSKEYID=<key-id>], so audit events
+//   name the credential.
 
 import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
 import { storedDigest } from "../accesskeys/key-hash.js";
-import { accessKeyExtra, accessKeyIdExtra, keyId } from "./contracts.js";
+import {
+  accessKeyExtra,
+  accessKeyIdExtra,
+  credentialId,
+  CREDENTIAL_ID_EXTRA,
+  keyId,
+} from "./contracts.js";
 
 /** authentication.k8s.io UserInfo */
 export interface KeyUser {
@@ -55,7 +63,9 @@ export function keyUser(key: OwnedAccessKey, groupDomain: string): KeyUser | und
     [accessKeyExtra(groupDomain)]: [typeof name === "string" ? name : ""],
   };
   if (typeof stored === "string" && stored !== "") {
-    extra[accessKeyIdExtra(groupDomain)] = [keyId(storedDigest(stored).toString("hex"))];
+    const id = keyId(storedDigest(stored).toString("hex"));
+    extra[accessKeyIdExtra(groupDomain)] = [id];
+    extra[CREDENTIAL_ID_EXTRA] = [credentialId(id)];
   }
   return { username, uid: typeof uid === "string" ? uid : "", groups: keyGroups(key), extra };
 }

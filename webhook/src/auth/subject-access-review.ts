@@ -5,7 +5,7 @@
 // next authorizer (RBAC) decides: a key's scope only narrows what its owner may do. When the caches
 // the answer depends on have not synced, it denies (fails closed).
 
-import { newBadRequest } from "../api/status.js";
+import { newBadRequest, newServiceUnavailable } from "../api/status.js";
 import { isObject, own, type JsonObject } from "../accesskeys/json-fields.js";
 import { isExpired } from "../accesskeys/expiry.js";
 import { storedDigest } from "../accesskeys/key-hash.js";
@@ -236,7 +236,8 @@ function rotated(key: OwnedAccessKey, req: SubjectAccessReviewRequest, groupDoma
 /**
  * The answer to a decoded review. Requests not made with an access key get no opinion; for key
  * requests the key named in extra must exist with the request's uid (each key logs in with its
- * own metadata.uid), and its scope decides. Never throws.
+ * own metadata.uid), and its scope decides. Until the key cache has synced, a key request throws a
+ * 503 ServiceUnavailable (failurePolicy: Deny makes kube-apiserver refuse it).
  */
 export function reviewAccess(req: SubjectAccessReviewRequest, deps: ReviewDeps): ReviewAnswer {
   const extraKey = accessKeyExtra(deps.groupDomain);
@@ -245,7 +246,7 @@ export function reviewAccess(req: SubjectAccessReviewRequest, deps: ReviewDeps):
   if (names.length > 1) return deny(req, SAR_REASONS.ambiguous);
   const name = names[0] ?? "";
   const logName = shortText(name);
-  if (!deps.keys.synced()) return deny(req, SAR_REASONS.notLoaded, logName);
+  if (!deps.keys.synced()) throw newServiceUnavailable(SAR_REASONS.notLoaded);
   const key = name === "" ? undefined : deps.keys.get(name);
   if (key === undefined || key.metadata?.uid !== req.uid) {
     return deny(req, SAR_REASONS.notFound, logName);

@@ -7,10 +7,10 @@
 
 import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
 import { goQuote } from "../api/go-quote.js";
-import { newBadRequest } from "../api/status.js";
+import { newBadRequest, newServiceUnavailable } from "../api/status.js";
 import { isObject, own } from "../accesskeys/json-fields.js";
 import { isExpired } from "../accesskeys/expiry.js";
-import type { ReviewAnswer, ReviewLog } from "./contracts.js";
+import type { LoginResult, ReviewAnswer, ReviewLog } from "./contracts.js";
 import { keyUser, type KeyUser } from "./identity.js";
 import type { KeyLookup } from "./key-index.js";
 
@@ -104,13 +104,24 @@ function answer(apiVersion: TokenReviewVersion, status: Status, log: ReviewLog):
   return { body: { apiVersion, kind: "TokenReview", status }, log };
 }
 
-function refuse(req: TokenReviewRequest, error: string, log: Omit<ReviewLog, "decision">) {
+function refuse(
+  req: TokenReviewRequest,
+  error: string,
+  login: LoginResult,
+  log: Omit<ReviewLog, "decision" | "login">,
+) {
   return answer(
     req.apiVersion,
     { authenticated: false, error },
-    { decision: "unauthenticated", ...log },
+    { decision: "unauthenticated", login, ...log },
   );
 }
+
+const PROBLEM_RESULTS: Readonly<Record<string, LoginResult>> = {
+  [TOKEN_ERRORS.deleting]: "deleting",
+  [TOKEN_ERRORS.disabled]: "disabled",
+  [TOKEN_ERRORS.expired]: "expired",
+};
 
 /** Printable ASCII only: a bearer token is an HTTP header value. */
 const WELL_FORMED_TOKEN = /^[\x20-\x7e]+$/;
@@ -154,12 +165,22 @@ function reviewKey(req: TokenReviewRequest, key: OwnedAccessKey, deps: TokenRevi
   const now = deps.now();
   const name = key.metadata?.name ?? "";
   const problem = keyProblem(key, now, deps);
-  if (problem !== undefined) return refuse(req, problem, { key: name, reason: problem });
+  if (problem !== undefined) {
+    return refuse(req, problem, PROBLEM_RESULTS[problem] ?? "invalid", {
+      key: name,
+      reason: problem,
+    });
+  }
   const user = keyUser(key, deps.groupDomain);
-  if (!user) return refuse(req, TOKEN_ERRORS.noOwner, { key: name, reason: TOKEN_ERRORS.noOwner });
+  if (!user) {
+    return refuse(req, TOKEN_ERRORS.noOwner, "no-owner", {
+      key: name,
+      reason: TOKEN_ERRORS.noOwner,
+    });
+  }
   const { audiences, error } = audienceCheck(req.audiences, deps.audiences);
   if (error !== undefined) {
-    return refuse(req, error, { key: name, user: user.username, reason: "audiences" });
+    return refuse(req, error, "audience", { key: name, user: user.username, reason: "audiences" });
   }
   deps.recordActivity(key, now);
   const status: Status = { authenticated: true, user };
@@ -168,17 +189,21 @@ function reviewKey(req: TokenReviewRequest, key: OwnedAccessKey, deps: TokenRevi
     key: name,
     user: user.username,
     decision: "authenticated",
+    login: "authenticated",
   });
 }
 
-/** The answer to a decoded TokenReview. Never throws; the body never contains the token. */
+/**
+ * The answer to a decoded TokenReview; the body never contains the token. Until the key cache has
+ * synced it throws a 503 ServiceUnavailable (fail closed: kube-apiserver then refuses the login),
+ * since "no such key" could be wrong.
+ */
 export function reviewToken(req: TokenReviewRequest, deps: TokenReviewDeps): ReviewAnswer {
-  if (!deps.index.synced()) return refuse(req, TOKEN_ERRORS.notSynced, { reason: "not synced" });
-  if (!wellFormed(req.token)) return refuse(req, TOKEN_ERRORS.invalid, { reason: "malformed" });
+  if (!deps.index.synced()) throw newServiceUnavailable(TOKEN_ERRORS.notSynced);
+  const invalid = (reason: string) => refuse(req, TOKEN_ERRORS.invalid, "invalid", { reason });
+  if (!wellFormed(req.token)) return invalid("malformed");
   const found = deps.index.findByToken(req.token);
-  if (found.kind === "none") return refuse(req, TOKEN_ERRORS.invalid, { reason: "unknown" });
-  if (found.kind === "ambiguous") {
-    return refuse(req, TOKEN_ERRORS.invalid, { reason: `ambiguous: ${found.names.join(", ")}` });
-  }
+  if (found.kind === "none") return invalid("unknown");
+  if (found.kind === "ambiguous") return invalid(`ambiguous: ${found.names.join(", ")}`);
   return reviewKey(req, found.key, deps);
 }

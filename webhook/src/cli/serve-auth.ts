@@ -14,6 +14,8 @@ import { decodeTokenReview, reviewToken } from "../auth/token-review.js";
 import type { ChangeType } from "../kube/watch-cache.js";
 import type { Review } from "../server/app.js";
 import type { Logger } from "../server/logger.js";
+import type { Metrics } from "../server/metrics.js";
+import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
 import { CliError } from "./errors.js";
 import type { AuthOptions } from "./serve-options.js";
 
@@ -25,6 +27,8 @@ export interface AuthApi {
 }
 
 export interface AuthRuntime {
+  /** Whether the key cache has synced: reviews and the duplicate-key check are answered only then. */
+  synced(): boolean;
   /** Feeds the key index; give it to the API client's onAccessKeyChange. */
   onAccessKeyChange(type: ChangeType, name: string): void;
   /** Names other keys stored with the same key (the validating webhook refuses duplicates). */
@@ -67,6 +71,7 @@ export function createAuth(
   roles: RoleSet,
   logger: Logger,
   flushIntervalMs?: number,
+  logins?: Metrics["logins"],
 ): AuthRuntime {
   const groupDomain = identity.group.replace(/^management\./, "");
   let keys: KeysByName = NEVER_SYNCED;
@@ -74,15 +79,25 @@ export function createAuth(
   const index = new KeyIndex({ synced: () => keys.synced(), get: (n) => keys.get(n) });
   let recorder: ActivityRecorder | undefined;
 
-  const authenticate: Review = (body) =>
-    reviewToken(decodeTokenReview(body), {
-      index,
-      groupDomain,
-      audiences: opts.audiences,
-      now: Date.now,
-      localLastActivity: (name) => recorder?.latest(name),
-      recordActivity: (key, at) => recorder?.record(key, at),
-    });
+  const tokenDeps = {
+    index,
+    groupDomain,
+    audiences: opts.audiences,
+    now: Date.now,
+    localLastActivity: (name: string) => recorder?.latest(name),
+    recordActivity: (key: OwnedAccessKey, at: number) => recorder?.record(key, at),
+  };
+  const authenticate: Review = (body) => {
+    const req = decodeTokenReview(body);
+    try {
+      const answer = reviewToken(req, tokenDeps);
+      if (answer.log.login) logins?.inc({ result: answer.log.login });
+      return answer;
+    } catch (err) {
+      logins?.inc({ result: "unavailable" });
+      throw err;
+    }
+  };
   const authorize: Review = (body) =>
     reviewAccess(decodeSubjectAccessReview(body), {
       keys,
@@ -101,6 +116,7 @@ export function createAuth(
       index.apply(type, name);
       if (type === "DELETED") recorder?.forget(name);
     },
+    synced: () => keys.synced(),
     namesWithSameKey: (stored) => index.namesWithSameKey(stored),
     connect: (api) => {
       if (!api) return;

@@ -224,6 +224,13 @@ function watchTls(
   return () => stops.forEach((stop) => stop());
 }
 
+/** Ready once the API server answers discovery and the access key cache has synced. */
+async function readiness(api: KubeApi, auth: AuthRuntime): Promise<true | string> {
+  if (!(await api.ready())) return "the API server has not answered discovery";
+  if (!auth.synced()) return "the access keys are not loaded yet";
+  return true;
+}
+
 export interface StartedServe {
   server: RunningServer;
   logger: Logger;
@@ -270,7 +277,15 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
   const authOpts = opts.auth ?? DEFAULT_AUTH_OPTIONS;
   const roles = await loadRoles(authOpts, opts.groupDomain);
   const endpoints = opts.endpoints ? await startEndpoints(opts.endpoints, logger, undo) : undefined;
-  const auth = createAuth(authOpts, identity, roles, logger, opts.activityFlushIntervalMs);
+  const metrics = createMetrics();
+  const auth = createAuth(
+    authOpts,
+    identity,
+    roles,
+    logger,
+    opts.activityFlushIntervalMs,
+    metrics.logins,
+  );
   const api = connectApi(kc, opts, auth, logger);
   undo.push(() => api.close?.());
   undo.push(() => auth.close());
@@ -279,7 +294,8 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
     adminGroups: opts.adminGroups,
     api,
     keyStorage: authOpts.keyStorage,
-    namesWithSameKey: auth.namesWithSameKey,
+    // Without an API server (--dev) nothing is stored, so there is nothing a key could duplicate.
+    keyIndex: kc ? { synced: auth.synced, namesWithSameKey: auth.namesWithSameKey } : undefined,
   };
   const ops = opts.operations ?? DEFAULT_OPERATIONS;
   const graceful = new GracefulShutdown();
@@ -287,7 +303,7 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
   const trusted = { cas: parseCaBundle(tls.clientCa ?? "") };
   const app = createApp({
     logger,
-    metrics: createMetrics(),
+    metrics,
     maxInFlight: ops.maxInFlight,
     admissionTimeoutMs: ops.admissionTimeoutMs,
     draining: () => graceful.draining,
@@ -297,7 +313,7 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
       ...(endpoints ? { "/mutate/endpoints": endpoints.admit } : {}),
     },
     reviews: auth.reviews,
-    ready: opts.dev ? undefined : () => api.ready(),
+    ready: opts.dev ? undefined : () => readiness(api, auth),
     clientCerts: {
       policy: {
         configured: tls.clientCa !== undefined,

@@ -51,8 +51,11 @@ export interface AppOptions {
   routes: Record<string, Admit>;
   /** Authentication and authorization routes: path -> handler, e.g. "/authenticate". */
   reviews?: Record<string, Review>;
-  /** Readiness beyond TLS being loaded (API discovery); omitted in --dev. */
-  ready?: () => Promise<boolean>;
+  /**
+   * Readiness beyond TLS being loaded: true, or why not (API discovery, the key cache); omitted in
+   * --dev.
+   */
+  ready?: () => Promise<true | string>;
   /** Size, time and shared-budget limits of request bodies; body.ts's defaults when omitted. */
   bodyLimits?: BodyLimits;
   /** Review requests (admission, token, authorization) handled at once; more get 429. */
@@ -331,11 +334,13 @@ export function createApp(opts: AppOptions): express.Express {
       res.status(503).type("text/plain").send("not ready: shutting down");
       return;
     }
-    const ok = opts.ready ? await opts.ready().catch(() => false) : true;
+    const ready = opts.ready
+      ? await opts.ready().catch((err: unknown) => String(err instanceof Error ? err.message : err))
+      : true;
     res
-      .status(ok ? 200 : 503)
+      .status(ready === true ? 200 : 503)
       .type("text/plain")
-      .send(ok ? "ok" : "not ready: the API server has not answered discovery");
+      .send(ready === true ? "ok" : `not ready: ${ready}`);
   });
   app.get("/metrics", async (_req, res) => {
     res.type(opts.metrics.registry.contentType).send(await opts.metrics.registry.metrics());

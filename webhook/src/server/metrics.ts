@@ -10,6 +10,8 @@ export interface Metrics {
   inFlight: Gauge<"route">;
   /** Bodies refused before their request was handled, by why (see body.ts BodyRefusal). */
   bodiesRefused: Counter<"route" | "reason">;
+  /** TokenReviews by result (auth/contracts.ts LoginResult, or "unavailable" before the key cache syncs). */
+  logins: Counter<"result">;
   /** Requests refused for their client certificate, by route and why (client-auth.ts). */
   clientCertRefused: Counter<"route" | "reason">;
   /** Reports the bytes of request bodies held now (set by the app that owns the budget). */
@@ -82,6 +84,12 @@ export function createMetrics(withProcessMetrics = true): Metrics {
       name: "vgate_request_bodies_refused_total",
       help: "Request bodies refused unread or cut off: too-large, encoding, shed (too many bytes in flight; 429), idle or deadline (408).",
       labelNames: ["route", "reason"],
+      registers: [registry],
+    }),
+    logins: new Counter({
+      name: "vgate_access_key_logins_total",
+      help: "Access key logins (TokenReviews) by result: authenticated, invalid (no such key, or a malformed token), disabled, expired, deleting, no-owner, audience, unavailable (keys not loaded yet).",
+      labelNames: ["result"],
       registers: [registry],
     }),
     clientCertRefused: new Counter({
