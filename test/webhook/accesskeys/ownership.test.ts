@@ -196,6 +196,28 @@ describe("checkOwnership", () => {
     });
   });
 
+  it("keeps system: users' keys (service accounts, nodes) to admins, even their own", () => {
+    for (const username of [
+      "system:serviceaccount:ci:bot",
+      "system:node:worker-1",
+      "system:kube-proxy",
+    ]) {
+      const mine = key({ user: username, type: "User", key: "k" });
+      const as = { userInfo: { username, groups: ["system:authenticated"] } };
+      for (const op of ["CREATE", "UPDATE"] as const) {
+        const message = deniedWith(request(op, mine, op === "UPDATE" ? mine : null, as));
+        assert.match(
+          message,
+          /only members of system:masters may manage keys of system: users \(service accounts, nodes, components\)$/,
+        );
+      }
+      // It may still delete a key it has (made by an admin).
+      assert.equal(checkOwnership(request("DELETE", null, mine, as)), null);
+      const admin = { isAdmin: true, userInfo: { username: "root", groups: ["system:masters"] } };
+      assert.equal(checkOwnership(request("CREATE", mine, null, admin)), null);
+    }
+  });
+
   it("does not judge CONNECT", () => {
     assert.equal(checkOwnership(request("CONNECT", null, null)), null);
   });

@@ -36,6 +36,38 @@ function request(
 const bad = key({ apiVersion: "management.loft.sh/v2", spec: { type: "Bogus", ttl: -1 } });
 
 describe("validateKeySpec", () => {
+  it("requires a ttl of a key that logs in as a service account, on CREATE and UPDATE", () => {
+    const sa = "system:serviceaccount:ci:bot";
+    for (const spec of [
+      { user: sa },
+      { subject: sa },
+      { user: sa, ttl: 0 },
+      { subject: sa, ttl: "1d" },
+    ]) {
+      for (const op of ["CREATE", "UPDATE"] as const) {
+        const errors = validateKeySpec(request(op, key({ spec: { type: "User", ...spec } }))).map(
+          fieldErrorText,
+        );
+        assert.ok(
+          errors.includes(
+            "spec.ttl: Required value: a key that logs in as a service account must expire: set spec.ttl (seconds), e.g. 86400",
+          ),
+          JSON.stringify([spec, errors]),
+        );
+      }
+    }
+    assert.deepEqual(
+      validateKeySpec(request("CREATE", key({ spec: { user: sa, ttl: 3600 } }))),
+      [],
+    );
+    // Other system: users and people need none.
+    assert.deepEqual(
+      validateKeySpec(request("CREATE", key({ spec: { user: "system:node:w1" } }))),
+      [],
+    );
+    assert.deepEqual(validateKeySpec(request("CREATE", key({ spec: { user: "alice" } }))), []);
+  });
+
   it("accepts a valid object on CREATE and UPDATE", () => {
     assert.deepEqual(validateKeySpec(request("CREATE", key({}))), []);
     assert.deepEqual(validateKeySpec(request("UPDATE", key({}), key({}))), []);

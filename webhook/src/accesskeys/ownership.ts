@@ -34,6 +34,9 @@ function denialReason(req: KeyRequest): string | null {
   }
 }
 
+/** Kubernetes' reserved username prefix: service accounts, nodes, control-plane components. */
+export const SYSTEM_PREFIX = "system:";
+
 /** Admin-only fields in the order they are reported. */
 const ADMIN_ONLY_FIELDS = ["team", "subject", "groups"] as const;
 
@@ -44,6 +47,11 @@ function newObjectProblem(req: KeyRequest): string | null {
   const field = ADMIN_ONLY_FIELDS.find((f) => isSet(ownPath(spec, [f])));
   if (field) return `${base}; only ${admins} may set spec.${field}`;
   const user = ownPath(spec, ["user"]);
+  // A key made by a service account (or node, or component) for itself would outlive the
+  // identity it stands for, and is a credential nobody reviews: only admins make those.
+  if (typeof user === "string" && user.startsWith(SYSTEM_PREFIX)) {
+    return `${base}; only ${admins} may manage keys of ${SYSTEM_PREFIX} users (service accounts, nodes, components)`;
+  }
   if (user !== req.userInfo.username) {
     return `${base}; only ${admins} may ${isSet(user) ? `manage keys of user ${formatValue(user)}` : "leave spec.user unset"}`;
   }

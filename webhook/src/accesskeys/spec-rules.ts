@@ -1,10 +1,10 @@
 // The spec checks and warnings of one admission request, for the admission layer to call. Only
 // CREATE and UPDATE carry a new object to check.
 
-import type { FieldError } from "../api/field-errors.js";
+import { required, type FieldError } from "../api/field-errors.js";
 import { validateTypeMeta } from "./api-version.js";
 import { deprecationWarnings } from "./deprecated.js";
-import { isObject, own, ownPath } from "./json-fields.js";
+import { isObject, isSet, own, ownPath } from "./json-fields.js";
 import type { KeyRequest } from "./request.js";
 import { scopeWarnings } from "./scope.js";
 import { validateSpec } from "./spec.js";
@@ -13,7 +13,32 @@ import { validateSpec } from "./spec.js";
 export function validateKeySpec(req: KeyRequest): FieldError[] {
   const obj = writtenObject(req);
   if (!obj) return [];
-  return [...validateTypeMeta(obj, req.identity), ...validateSpec(own(obj, "spec"))];
+  const spec = own(obj, "spec");
+  return [
+    ...validateTypeMeta(obj, req.identity),
+    ...validateSpec(spec),
+    ...serviceAccountTtl(spec),
+  ];
+}
+
+const SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:";
+
+/**
+ * A key that logs in as a service account must expire (docs/decisions.md OAK-23): a service
+ * account's own tokens are bound to it and short-lived, and a key would otherwise outlive the
+ * service account it names.
+ */
+function serviceAccountTtl(spec: unknown): FieldError[] {
+  const owner = ["user", "subject"].map((f) => ownPath(spec, [f])).find((v) => isSet(v));
+  if (typeof owner !== "string" || !owner.startsWith(SERVICE_ACCOUNT_PREFIX)) return [];
+  const ttl = ownPath(spec, ["ttl"]);
+  if (typeof ttl === "number" && ttl > 0) return [];
+  return [
+    required(
+      "spec.ttl",
+      "a key that logs in as a service account must expire: set spec.ttl (seconds), e.g. 86400",
+    ),
+  ];
 }
 
 /** AdmissionResponse warnings: deprecated fields and unknown scope roles of the new object. */

@@ -35,6 +35,7 @@ import {
   type Verdict,
 } from "./policy-rule-match.js";
 import { LOFT_CLI_ROLE, type RoleSet } from "./roles.js";
+import { credentialClass, explicitlyAllows, type CredentialClass } from "./credential-requests.js";
 
 export const DEFAULT_PROJECT_LABEL = "loft.sh/project";
 export const DEFAULT_VIRTUAL_CLUSTER_LABEL = "loft.sh/vcluster-instance-name";
@@ -277,8 +278,36 @@ function denial(key: OwnedAccessKey, request: RequestAttributes, unknownRoles: s
 }
 
 /**
+ * Whether one of the key's role entries names a credential request explicitly
+ * (credential-requests.ts), where the entry applies (its projects and virtual clusters).
+ */
+function explicitRoleGrant(scope: KeyScope, ctx: Context): Verdict {
+  return anyVerdict(
+    (function* () {
+      for (const entry of scope.lists.roles) {
+        if (!isObject(entry)) continue;
+        const role = own(entry, "role");
+        const rules = nonEmptyString(role) ? ctx.deps.roles.get(role) : undefined;
+        if (!rules?.some((rule) => explicitlyAllows(rule, ctx.request))) continue;
+        yield roleTargetsMatch(entry, ctx);
+      }
+    })(),
+  );
+}
+
+function credentialDenial(key: OwnedAccessKey, request: RequestAttributes, what: CredentialClass) {
+  const name = typeof key.metadata?.name === "string" ? key.metadata.name : "";
+  return (
+    `access key ${shortQuote(name)} does not allow ${describeRequest(request)}: it mints or ` +
+    `borrows credentials (${what}), which a scoped key may do only where one of its roles names ` +
+    "the verb, group and resource explicitly"
+  );
+}
+
+/**
  * The key's decision on a request: denied (with a reason) when it is outside the key's scope and
- * rules, or when deciding needs namespace labels that are not loaded yet; otherwise no opinion.
+ * rules, when it asks for credentials no role of the key names explicitly, or when deciding needs
+ * namespace labels that are not loaded yet; otherwise no opinion.
  */
 export function authorizeScope(
   key: OwnedAccessKey,
@@ -288,6 +317,13 @@ export function authorizeScope(
   const scope = keyScope(key);
   if (!restricts(scope) || isAlwaysAllowed(request)) return { denied: false };
   const ctx = makeContext(request, deps);
+  const ownName = typeof key.metadata?.name === "string" ? key.metadata.name : "";
+  const credential = credentialClass(request, ctx.target.managementGroup, ownName);
+  if (credential !== undefined) {
+    const granted = explicitRoleGrant(scope, ctx);
+    if (granted === "unknown") return { denied: true, reason: NOT_LOADED_REASON };
+    if (!granted) return { denied: true, reason: credentialDenial(key, request, credential) };
+  }
   const verdict = anyVerdict(verdicts(scope, ctx));
   if (verdict === true) return { denied: false };
   if (verdict === "unknown") return { denied: true, reason: NOT_LOADED_REASON };
