@@ -27,7 +27,7 @@ const REQUIRED = [
   "--vcluster-namespace=vcluster-my-vc",
 ];
 
-const parse = (...extra: string[]) => parseSyncArgs([...REQUIRED, ...extra]) as SyncOptions;
+const parse = (...extra: string[]) => parseSyncArgs([...REQUIRED, ...extra], {}) as SyncOptions;
 
 function usage(args: string[], message: RegExp): void {
   assert.throws(
@@ -49,6 +49,14 @@ describe("vgate sync flags", function () {
       vclusterName: "my-vc",
       vclusterNamespace: "vcluster-my-vc",
       targetNamespace: "vcluster-my-vc",
+      selfNamespace: undefined,
+      referenceSecretTypes: [
+        "Opaque",
+        "kubernetes.io/tls",
+        "kubernetes.io/basic-auth",
+        "kubernetes.io/ssh-auth",
+        "kubernetes.io/dockerconfigjson",
+      ],
       workers: 2,
       patchTimeoutMs: 100,
       patchWorkers: undefined,
@@ -103,6 +111,33 @@ describe("vgate sync flags", function () {
     assert.equal(parse("--leader-elect=true").leaderElection.enabled, true);
   });
 
+  it("--namespace (default $POD_NAMESPACE) and --reference-secret-types; reserved targets refused", () => {
+    assert.equal(parse("--namespace=vgate-system").selfNamespace, "vgate-system");
+    const fromEnv = parseSyncArgs(REQUIRED, { POD_NAMESPACE: "from-pod" }) as SyncOptions;
+    assert.equal(fromEnv.selfNamespace, "from-pod");
+    assert.deepEqual(
+      parse("--reference-secret-types= Opaque,example.com/x,Opaque").referenceSecretTypes,
+      ["Opaque", "example.com/x"],
+    );
+    for (const type of ["kubernetes.io/service-account-token", "bootstrap.kubernetes.io/token"]) {
+      usage(
+        [...REQUIRED, `--reference-secret-types=Opaque,${type}`],
+        new RegExp(
+          `invalid --reference-secret-types: "${type.replaceAll(".", "\\.")}" Secrets carry credentials`,
+        ),
+      );
+    }
+    usage([...REQUIRED, "--reference-secret-types=,"], /needs at least one Secret type/);
+    usage([...REQUIRED, "--namespace=Bad_Ns"], /invalid --namespace "Bad_Ns"/);
+    for (const ns of ["kube-system", "kube-public", "kube-node-lease", "default"]) {
+      usage([...REQUIRED, `--target-namespace=${ns}`], /vgate sync never writes to kube-system/);
+      usage(
+        [...REQUIRED.slice(0, 4), `--vcluster-namespace=${ns}`],
+        new RegExp(`invalid --vcluster-namespace "${ns}": vgate sync never writes to`),
+      );
+    }
+  });
+
   it("usage errors name the flag and what is wrong", () => {
     usage(
       [],
@@ -147,6 +182,8 @@ describe("vgate sync flags", function () {
       "--vcluster-name",
       "--vcluster-namespace",
       "--target-namespace",
+      "--namespace",
+      "--reference-secret-types",
       "--workers",
       "--patch-timeout",
       "--patch-workers",

@@ -3,18 +3,22 @@
 import { parseCommandArgs } from "./args.js";
 import { EXIT, usageError } from "./errors.js";
 import type { Command } from "./command.js";
+import { NAMESPACE_FLAG_HELP, selfNamespace } from "./vcluster-flags.js";
 
 const HELP = `Validate the sync.toHost.endpoints section of a vCluster config file.
 
 Prints OK, or every problem found to standard error (YAML syntax, unknown keys on the way to
 sync.toHost.endpoints and in it, path grammar, expression syntax, references, duplicate paths),
-using vCluster's own messages where it has them. An empty file is a problem.
+using vCluster's own messages where it has them. An empty file is a problem. A
+sync.toHost.namespaces mapping that can target kube-system, kube-public, kube-node-lease, default
+or the namespace vgate runs in is a problem too.
 
 Usage:
-  vgate check-config FILE
+  vgate check-config [--namespace NAMESPACE] FILE
 
 Flags:
-  -h, --help   Show this help
+      --namespace string   ${NAMESPACE_FLAG_HELP}
+  -h, --help               Show this help
 
 Exit status: 0 when the file is valid, 1 when it is not, 2 for a usage error.
 
@@ -29,6 +33,7 @@ export const checkConfigCommand: Command = {
   async run(args) {
     const parsed = parseCommandArgs("check-config", args, {
       help: { type: "boolean", short: "h" },
+      namespace: { type: "string" },
     });
     if (parsed.values.help) {
       process.stdout.write(HELP);
@@ -40,7 +45,8 @@ export const checkConfigCommand: Command = {
       );
     }
     const { checkConfigFile } = await import("../config/check-config.js");
-    const result = await checkConfigFile(parsed.positionals[0]!);
+    const namespace = selfNamespace(parsed.values.namespace);
+    const result = await checkConfigFile(parsed.positionals[0]!, { selfNamespace: namespace });
     if (result.ok) {
       process.stdout.write("OK\n");
       return EXIT.OK;

@@ -12,6 +12,7 @@ import { LOG_LEVELS } from "../server/logger.js";
 import { DEFAULT_SHUTDOWN_DELAY_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from "../server/shutdown.js";
 import { parseDuration } from "./duration.js";
 import { usageError } from "./errors.js";
+import { selfNamespace } from "./vcluster-flags.js";
 
 export interface EndpointsOptions {
   config: string;
@@ -22,6 +23,8 @@ export interface EndpointsOptions {
   onPatchError: "deny" | "allow";
   deadlineMs: number;
   workers?: number;
+  /** The namespace vgate runs in (--namespace, default $POD_NAMESPACE): no mapping may target it. */
+  selfNamespace?: string;
 }
 
 function parseEndpointsOptions(
@@ -63,6 +66,7 @@ function parseEndpointsOptions(
     onPatchError: onError,
     deadlineMs: parseDuration(str("patch-timeout")!, "--patch-timeout"),
     workers: workers === undefined ? undefined : Number(workers),
+    selfNamespace: selfNamespace(str("namespace")),
   };
 }
 
@@ -257,6 +261,7 @@ export function parseServeArgs(args: string[]): ServeOptions | "help" {
         "on-patch-error": { type: "string", default: "deny" },
         "patch-timeout": { type: "string", default: "100ms" },
         "patch-workers": { type: "string" },
+        namespace: { type: "string" },
         "key-storage": { type: "string", default: "plain" },
         audiences: { type: "string" },
         "cluster-name": { type: "string", default: "" },

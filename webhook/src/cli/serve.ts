@@ -71,6 +71,8 @@ Endpoint-sync patches (POST /mutate/endpoints, enabled by --config):
       --virtual-kubeconfig string     kubeconfig of the virtual cluster, to read context.virtualObject
                                       (default: rebuilt from the host object's bookkeeping annotations)
       --on-patch-error string         deny (default) or allow: admit the object unchanged, with a warning
+      --namespace string              The namespace vgate runs in; no sync.toHost.namespaces mapping may
+                                      target it (default: $POD_NAMESPACE)
       --patch-timeout string          Deadline per object for the patches (default 100ms)
       --patch-workers int             Sandbox processes running expressions at once (default: the number of
                                       CPUs; one more waits as a warm spare)

@@ -6,9 +6,12 @@
 import { parseArgs } from "node:util";
 import type { LevelWithSilent } from "pino";
 import { dns1123LabelErrors, dns1123SubdomainErrors } from "../accesskeys/names.js";
+import { FIXED_RESERVED_NAMESPACES } from "../config/reserved-namespaces.js";
 import { LOG_LEVELS } from "../server/logger.js";
+import { DEFAULT_REFERENCE_SECRET_TYPES, NEVER_COPIED_SECRET_TYPES } from "../sync/secret-types.js";
 import { parseDuration } from "./duration.js";
 import { usageError } from "./errors.js";
+import { selfNamespace } from "./vcluster-flags.js";
 
 export interface LeaderElectionOptions {
   enabled: boolean;
@@ -29,6 +32,10 @@ export interface SyncOptions {
   vclusterNamespace: string;
   /** Where host copies live in single-namespace mode (default: --vcluster-namespace). */
   targetNamespace: string;
+  /** The namespace vgate runs in (--namespace, default $POD_NAMESPACE); undefined when unknown. */
+  selfNamespace: string | undefined;
+  /** The Secret types a reference copy or import may have (--reference-secret-types). */
+  referenceSecretTypes: string[];
   /** Keys reconciled at once. */
   workers: number;
   /** Deadline per object for the patches (the sandbox's, as `vgate serve --patch-timeout`). */
@@ -207,6 +214,11 @@ const OPTIONS = {
   "vcluster-name": { type: "string" },
   "vcluster-namespace": { type: "string" },
   "target-namespace": { type: "string" },
+  namespace: { type: "string" },
+  "reference-secret-types": {
+    type: "string",
+    default: DEFAULT_REFERENCE_SECRET_TYPES.join(","),
+  },
   workers: { type: "string", default: String(SYNC_DEFAULTS.workers) },
   "patch-timeout": { type: "string", default: SYNC_DEFAULTS.patchTimeout },
   "patch-workers": { type: "string" },
@@ -242,7 +254,48 @@ function parseRaw(args: string[]) {
   };
 }
 
-export function parseSyncArgs(args: string[]): SyncOptions | "help" {
+/**
+ * --reference-secret-types: a comma-separated list; the types Kubernetes fills with credentials
+ * are refused (docs/decisions.md EPS-21).
+ */
+export function parseSecretTypes(text: string, flag: string): string[] {
+  const types = [
+    ...new Set(
+      text
+        .split(",")
+        .map((t) => t.trim())
+        .filter(Boolean),
+    ),
+  ];
+  if (types.length === 0) throw usageError(`${flag} needs at least one Secret type`);
+  for (const type of types) {
+    if (NEVER_COPIED_SECRET_TYPES.includes(type)) {
+      throw usageError(
+        `invalid ${flag}: ${JSON.stringify(type)} Secrets carry credentials Kubernetes puts there and are never copied`,
+      );
+    }
+    if (/\s/.test(type) || type.length > 253) {
+      throw usageError(`invalid ${flag}: ${JSON.stringify(type)} is not a Secret type`);
+    }
+  }
+  return types;
+}
+
+/** A namespace vgate sync writes to: a DNS label, and never one of the fixed reserved ones. */
+function checkTarget(value: string, flag: string): string {
+  checkLabel(value, flag);
+  if (FIXED_RESERVED_NAMESPACES.includes(value)) {
+    throw usageError(
+      `invalid ${flag} ${JSON.stringify(value)}: vgate sync never writes to ${FIXED_RESERVED_NAMESPACES.join(", ")}`,
+    );
+  }
+  return value;
+}
+
+export function parseSyncArgs(
+  args: string[],
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): SyncOptions | "help" {
   const { v, leaderElect } = parseRaw(args);
   if (v.help) return "help";
   const missing = REQUIRED.filter((f) => !v[f]);
@@ -257,7 +310,7 @@ export function parseSyncArgs(args: string[]): SyncOptions | "help" {
       `invalid --log-level ${JSON.stringify(logLevel)}: must be one of ${LOG_LEVELS.join(", ")}`,
     );
   }
-  const namespace = checkLabel(v["vcluster-namespace"]!, "--vcluster-namespace");
+  const namespace = checkTarget(v["vcluster-namespace"]!, "--vcluster-namespace");
   const name = checkLabel(v["vcluster-name"]!, "--vcluster-name");
   return {
     config: v.config!,
@@ -265,7 +318,12 @@ export function parseSyncArgs(args: string[]): SyncOptions | "help" {
     hostKubeconfig: v["host-kubeconfig"]!,
     vclusterName: name,
     vclusterNamespace: namespace,
-    targetNamespace: checkLabel(v["target-namespace"] ?? namespace, "--target-namespace"),
+    targetNamespace: checkTarget(v["target-namespace"] ?? namespace, "--target-namespace"),
+    selfNamespace: selfNamespace(v.namespace, env),
+    referenceSecretTypes: parseSecretTypes(
+      v["reference-secret-types"]!,
+      "--reference-secret-types",
+    ),
     workers: parseWorkers(v.workers!, "--workers"),
     patchTimeoutMs: parseDuration(v["patch-timeout"]!, "--patch-timeout"),
     patchWorkers:

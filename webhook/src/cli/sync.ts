@@ -7,6 +7,8 @@ import type { Command } from "./command.js";
 import { EXIT } from "./errors.js";
 import { exitAfterFailedStart, exitAfterStop, stopOnSignals } from "./stop-signals.js";
 import { parseSyncArgs, SYNC_DEFAULTS } from "./sync-options.js";
+import { DEFAULT_REFERENCE_SECRET_TYPES } from "../sync/secret-types.js";
+import { NAMESPACE_FLAG_HELP } from "./vcluster-flags.js";
 
 const HELP = `Sync Endpoints of selector-less Services from a virtual cluster to its host, with the
 sync.toHost.endpoints patches of a vcluster.yaml, as vCluster's Endpoints syncer does.
@@ -15,6 +17,12 @@ Virtual Endpoints (and Services) and host Endpoints are watched; every key goes 
 rate-limited work queue with retries and exponential backoff. Failures are recorded as Warning
 Events (reason SyncError) on the virtual Endpoints. The config file is watched: a valid change is
 picked up at once, an invalid one is logged and the last good config is kept.
+
+Host writes go only to namespaces the vCluster owns: --vcluster-namespace, --target-namespace, and
+(with sync.toHost.namespaces) namespaces labelled vcluster.loft.sh/vcluster-name=<vcluster-name>
+and vcluster.loft.sh/vcluster-namespace=<vcluster-namespace>, as vCluster labels the host
+namespaces it creates. A write anywhere else is refused with a SyncError Event that names the
+namespace. Referenced Secrets are copied (and imported) only when their type is allowed.
 
 Usage:
   vgate sync --config FILE --virtual-kubeconfig FILE --host-kubeconfig FILE --vcluster-name NAME --vcluster-namespace NAMESPACE [flags]
@@ -27,6 +35,10 @@ Flags:
       --vcluster-namespace string             Its namespace in the host cluster (context.vcluster.namespace)
       --target-namespace string               Host namespace of the synced Endpoints in single-namespace mode
                                               (default: --vcluster-namespace)
+      --namespace string                      ${NAMESPACE_FLAG_HELP}
+      --reference-secret-types strings        Secret types a reference copy or import may have (default
+                                              "${DEFAULT_REFERENCE_SECRET_TYPES.join(",")}");
+                                              service-account and bootstrap tokens are never copied
       --workers int                           Keys reconciled at once (default ${SYNC_DEFAULTS.workers})
       --patch-timeout string                  Deadline per object for the patches (default ${SYNC_DEFAULTS.patchTimeout})
       --patch-workers int                     Sandbox processes running expressions at once (default: the number of

@@ -1,5 +1,6 @@
 // Flags shared by the commands that run Endpoint-sync patches: which config, which vCluster.
 
+import { dns1123LabelErrors } from "../accesskeys/names.js";
 import type { PatchSpec, VClusterInfo } from "../patches/types.js";
 import { CliError, usageError } from "./errors.js";
 
@@ -20,6 +21,29 @@ export const VCLUSTER_FLAG_HELP = `      --config string               vCluster 
       --vcluster-name string        Name of the virtual cluster (context.vcluster.name)
       --vcluster-namespace string   Its namespace in the host cluster (context.vcluster.namespace)`;
 
+/** The help line of --namespace (vgate sync, vgate serve, vgate check-config). */
+export const NAMESPACE_FLAG_HELP =
+  "the namespace vgate runs in; no mapping may target it (default: $POD_NAMESPACE)";
+
+/**
+ * --namespace: the namespace vgate runs in (docs/decisions.md EPS-20), $POD_NAMESPACE when the
+ * flag is not given (the Downward API sets it in a pod); undefined when neither says. Only the
+ * fixed reserved namespaces are refused then.
+ */
+export function selfNamespace(
+  flag: string | undefined,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string | undefined {
+  const value = flag ?? (env["POD_NAMESPACE"] || undefined);
+  if (value === undefined) return undefined;
+  const errors = dns1123LabelErrors(value);
+  if (errors.length > 0) {
+    const source = flag === undefined ? "$POD_NAMESPACE" : "--namespace";
+    throw usageError(`invalid ${source} ${JSON.stringify(value)}: ${errors[0]}`);
+  }
+  return value;
+}
+
 /** A vcluster.yaml loaded once, with the vCluster it runs for: everything the patches need. */
 export interface LoadedVCluster {
   vcluster: VClusterInfo;
@@ -29,10 +53,15 @@ export interface LoadedVCluster {
 
 /**
  * Reads, parses and validates the config once (config/load-config.ts); every problem is reported
- * at once.
+ * at once. `namespace` is vgate's own (selfNamespace), which no mapping may target.
  */
 export async function loadVCluster(
-  values: { config?: string; "vcluster-name"?: string; "vcluster-namespace"?: string },
+  values: {
+    config?: string;
+    "vcluster-name"?: string;
+    "vcluster-namespace"?: string;
+    namespace?: string;
+  },
   command: string,
 ): Promise<LoadedVCluster> {
   const missing = ["config", "vcluster-name", "vcluster-namespace"].filter(
@@ -46,7 +75,7 @@ export async function loadVCluster(
   const { readVClusterConfig, VClusterConfigError } = await import("../config/load-config.js");
   let config;
   try {
-    config = await readVClusterConfig(values.config!);
+    config = await readVClusterConfig(values.config!, { selfNamespace: values.namespace });
   } catch (err) {
     if (!(err instanceof VClusterConfigError)) throw err;
     throw new CliError(`invalid config ${values.config}:\n  ${err.problems.join("\n  ")}`);

@@ -4,7 +4,7 @@
 // the file is read once, parsed once and validated once.
 import type { Json, JsonObject, PatchSpec } from "../patches/types.js";
 import { readTextFile, ReadError } from "./read-file.js";
-import { validateVClusterConfig } from "./validate-config.js";
+import { validateVClusterConfig, type ValidateOptions } from "./validate-config.js";
 import { parseYamlDocument } from "./yaml-document.js";
 
 /** vcluster.yaml files are a few kilobytes; this bound only stops a wrong file from filling memory. */
@@ -111,7 +111,11 @@ function typed(raw: JsonObject): VClusterConfig {
  * problem (syntax errors with file:line:column, then validation problems). An empty file is a
  * problem: it is almost always the wrong file, and it has no patches to check.
  */
-export function loadVClusterConfig(text: string, fileName: string): VClusterConfig {
+export function loadVClusterConfig(
+  text: string,
+  fileName: string,
+  options: ValidateOptions = {},
+): VClusterConfig {
   const parsed = parseYamlDocument(text, fileName);
   if (!parsed.ok) throw new VClusterConfigError(fileName, parsed.problems);
   if (parsed.value === null || parsed.value === undefined) {
@@ -119,13 +123,16 @@ export function loadVClusterConfig(text: string, fileName: string): VClusterConf
       `${fileName} is empty: a vCluster config is a YAML map such as "sync: {toHost: {endpoints: {patches: [...]}}}"`,
     ]);
   }
-  const problems = validateVClusterConfig(parsed.value);
+  const problems = validateVClusterConfig(parsed.value, options);
   if (problems.length > 0) throw new VClusterConfigError(fileName, problems);
   return typed(withDefaults(parsed.value));
 }
 
 /** loadVClusterConfig for a file; a read error is a VClusterConfigError too. */
-export async function readVClusterConfig(path: string): Promise<VClusterConfig> {
+export async function readVClusterConfig(
+  path: string,
+  options: ValidateOptions = {},
+): Promise<VClusterConfig> {
   let text: string;
   try {
     text = await readTextFile(path, MAX_CONFIG_BYTES);
@@ -133,5 +140,5 @@ export async function readVClusterConfig(path: string): Promise<VClusterConfig> 
     if (!(err instanceof ReadError)) throw err;
     throw new VClusterConfigError(path, [err.message]);
   }
-  return loadVClusterConfig(text, path);
+  return loadVClusterConfig(text, path, options);
 }

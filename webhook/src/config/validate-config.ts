@@ -5,6 +5,7 @@
 // users can search for them.
 import vm from "node:vm";
 import { canonicalPath, parsePath, PathSyntaxError } from "../patches/path.js";
+import { reservedMappingProblem } from "./reserved-namespaces.js";
 import {
   ENDPOINTS_KEYS,
   LABELS_KEYS,
@@ -19,6 +20,12 @@ import {
 } from "./schema-keys.js";
 
 type Problems = string[];
+
+/** What validation needs to know besides the file. */
+export interface ValidateOptions {
+  /** The namespace vgate runs in (--namespace), reserved like kube-system (EPS-20). */
+  selfNamespace?: string;
+}
 type Obj = Record<string, unknown>;
 /** Where a value sits, as JSON pointer tokens, for the schema's messages. */
 type At = readonly (string | number)[];
@@ -221,7 +228,13 @@ function wildcardCount(text: string): number {
   return text.split("*").length - 1;
 }
 
-function checkMapping(from: string, to: unknown, where: string, problems: Problems): void {
+function checkMapping(
+  from: string,
+  to: unknown,
+  where: string,
+  problems: Problems,
+  options: ValidateOptions,
+): void {
   if (typeof to !== "string") {
     problems.push(wrongType(where, "a string", to));
     return;
@@ -232,9 +245,13 @@ function checkMapping(from: string, to: unknown, where: string, problems: Proble
   } else if (fromStars !== toStars) {
     problems.push(`${where}: "*" must be used on both sides of a mapping or on neither`);
   }
+  // docs/decisions.md EPS-20: checked whether or not namespaces.enabled is set, so that turning
+  // the mappings on can never make a reserved namespace a target.
+  const reserved = reservedMappingProblem(where, to, options.selfNamespace);
+  if (reserved !== null) problems.push(reserved);
 }
 
-function checkNamespaces(value: unknown, problems: Problems): void {
+function checkNamespaces(value: unknown, problems: Problems, options: ValidateOptions): void {
   // Only the fields vgate reads are checked; vCluster has more (e.g. mappingsOnly).
   const namespaces = optionalObject(value, NAMESPACES, problems);
   if (namespaces === null) return;
@@ -248,7 +265,7 @@ function checkNamespaces(value: unknown, problems: Problems): void {
   const byName = optionalObject(own(mappings, "byName"), where, problems);
   if (byName === null) return;
   for (const [from, to] of Object.entries(byName)) {
-    checkMapping(from, to, `${where}[${JSON.stringify(from)}]`, problems);
+    checkMapping(from, to, `${where}[${JSON.stringify(from)}]`, problems, options);
   }
 }
 
@@ -257,9 +274,10 @@ function checkNamespaces(value: unknown, problems: Problems): void {
  * of a parsed vcluster.yaml, as messages naming the field; [] when it is valid. Keys that vCluster's
  * schema does not allow are reported at every level on the way (schema-keys.ts), so a misspelt
  * `sync.tohost` or a file that is not a vCluster config at all is a problem, not a silent "no
- * patches". Other sections pass untouched.
+ * patches". Other sections pass untouched. A mapping whose host side can be a reserved namespace
+ * (config/reserved-namespaces.ts) is a problem too.
  */
-export function validateVClusterConfig(raw: unknown): string[] {
+export function validateVClusterConfig(raw: unknown, options: ValidateOptions = {}): string[] {
   const problems: Problems = [];
   if (raw === undefined || raw === null) return problems; // an empty file: all defaults
   if (!isObj(raw)) return [wrongSchemaType([], "object", typeName(raw))];
@@ -271,6 +289,6 @@ export function validateVClusterConfig(raw: unknown): string[] {
   if (toHost === null) return problems;
   problems.push(...unknownKeys(toHost, ["sync", "toHost"], TO_HOST_KEYS));
   checkEndpoints(own(toHost, "endpoints"), problems);
-  checkNamespaces(own(toHost, "namespaces"), problems);
+  checkNamespaces(own(toHost, "namespaces"), problems, options);
   return problems;
 }

@@ -140,6 +140,16 @@ function mapByPatterns(name: string, pairs: [string, string][]): string | null {
   return null;
 }
 
+/**
+ * Whether the mapping pattern `pattern` (exact, or one `*` matching one or more characters, as
+ * mapNamespaceToHost reads it) can name `namespace`.
+ */
+export function patternCanProduce(pattern: string, namespace: string): boolean {
+  if (!pattern.includes("*")) return pattern === namespace;
+  const split = splitWildcard(pattern);
+  return split !== null && matchWildcard(split, namespace) !== null;
+}
+
 function mappingPairs(mappings: Record<string, string> | undefined): [string, string][] {
   if (mappings === undefined) return [];
   return Object.entries(mappings).filter(

@@ -12,6 +12,7 @@ import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SyncOptions } from "../../../../webhook/src/cli/sync-options.js";
+import { DEFAULT_REFERENCE_SECRET_TYPES } from "../../../../webhook/src/sync/secret-types.js";
 import { createLogger } from "../../../../webhook/src/server/logger.js";
 import {
   startController,
@@ -114,6 +115,8 @@ const hostName = (name: string) => `${name}-x-${VIRTUAL_NS}-x-${VC}`;
         vclusterName: VC,
         vclusterNamespace: HOST_NS,
         targetNamespace: HOST_NS,
+        selfNamespace: undefined,
+        referenceSecretTypes: [...DEFAULT_REFERENCE_SECRET_TYPES],
         workers: 2,
         patchTimeoutMs: 2000,
         patchWorkers: 1,
@@ -336,6 +339,8 @@ const hostName = (name: string) => `${name}-x-${VIRTUAL_NS}-x-${VC}`;
           vclusterName: "lost",
           vclusterNamespace: ns,
           targetNamespace: ns,
+          selfNamespace: undefined,
+          referenceSecretTypes: [...DEFAULT_REFERENCE_SECRET_TYPES],
           workers: 1,
           patchTimeoutMs: 2000,
           patchWorkers: 1,
