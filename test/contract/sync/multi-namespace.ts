@@ -4,7 +4,8 @@
 // single-namespace mode (translate-endpoints.ts hostNameAndNamespace). The controller here runs as
 // a vCluster of its own, with the host rights of manifests/sync/rbac-host-multi-namespace.yaml and
 // nothing more (the suite's last test reads its log for requests RBAC refused). The host
-// namespaces are made by the test: vCluster creates them, vgate sync does not.
+// namespaces are made by the test with the labels vCluster gives the namespaces it creates
+// (docs/reference.md#vcluster-namespace-ownership): vgate sync neither creates nor labels them.
 
 import assert from "node:assert/strict";
 import { mayDo } from "../../support/kube/rbac.js";
@@ -26,6 +27,12 @@ import {
 
 /** A vCluster apart from the suite's: its own host identity, Lease and managed-by label. */
 const VC = { name: "multi-vc", namespace: "vcluster-multi-vc" };
+/** What vCluster's namespace syncer puts on a host namespace it creates for VC. */
+export const ownedBy = (vc: { name: string; namespace: string }): Record<string, string> => ({
+  "vcluster.loft.sh/vcluster-name": vc.name,
+  "vcluster.loft.sh/vcluster-namespace": vc.namespace,
+  "vcluster.loft.sh/managed-by": `${vc.namespace}-x-${vc.name}`,
+});
 const RBAC_FILE = "manifests/sync/rbac-host-multi-namespace.yaml";
 
 type Data = Obj & { data?: Record<string, string> };
@@ -152,7 +159,11 @@ export function multiNamespaceTests(ctx: SyncContext): void {
     };
     host = hostOf(ns);
     for (const name of [host.mapped, host.pattern]) {
-      await ctx.host.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
+      await ctx.host.create({
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name, labels: ownedBy(VC) },
+      });
     }
     const kubeconfig = await ctx.rig.hostIdentity(RBAC_FILE, VC);
     proc = await ctx.rig.startSync({
@@ -170,7 +181,7 @@ export function multiNamespaceTests(ctx: SyncContext): void {
     await proc?.stop();
   });
 
-  it(`grants ${RBAC_FILE} Endpoints, Secrets and ConfigMaps in every namespace, the Lease in its own`, async () => {
+  it(`grants ${RBAC_FILE} Endpoints, Secrets and ConfigMaps in every namespace, the Lease in its own, a watch of namespaces`, async () => {
     const may = (attrs: Record<string, string>) =>
       mayDo(ctx.host, {
         user: `system:serviceaccount:${VC.namespace}:${SYNC_SERVICE_ACCOUNT}`,
@@ -185,6 +196,11 @@ export function multiNamespaceTests(ctx: SyncContext): void {
     assert.equal(await may({ ...lease, namespace: VC.namespace }), true);
     assert.equal(await may({ ...lease, namespace: "any" }), false, "the Lease only in its own");
     assert.equal(await may({ verb: "create", resource: "namespaces" }), false);
+    assert.equal(await may({ verb: "watch", resource: "namespaces" }), true, "their labels");
+    assert.equal(await may({ verb: "list", resource: "namespaces" }), true);
+    assert.equal(await may({ verb: "get", resource: "namespaces" }), false);
+    assert.equal(await may({ verb: "update", resource: "namespaces" }), false, "never labels");
+    assert.equal(await may({ verb: "patch", resource: "namespaces" }), false);
     assert.equal(await may({ verb: "create", resource: "pods", namespace: "any" }), false);
     assert.equal(await may({ verb: "update", resource: "services", namespace: "any" }), false);
   });
@@ -296,8 +312,13 @@ export function multiNamespaceTests(ctx: SyncContext): void {
   it("records a SyncError Event when the mapped host namespace does not exist", async () => {
     await syncable(ns.missing, "nowhere");
     const event = await ctx.waitForSyncError(ns.missing, "nowhere");
-    assert.match(event.message ?? "", new RegExp(`namespaces "${host.missing}" not found`));
-    assert.match(event.message ?? "", /vgate sync does not create namespaces/);
+    assert.match(
+      event.message ?? "",
+      new RegExp(
+        `host namespace "${host.missing}" does not belong to vCluster "${VC.name}": no namespace of that name carries the labels`,
+      ),
+    );
+    assert.match(event.message ?? "", /vgate sync neither creates nor labels namespaces/);
     assert.equal(await getHostEndpoints(host.missing, "nowhere"), null);
   });
 }

@@ -19,6 +19,7 @@ import { rigTests } from "./rig.js";
 import { reverseTests } from "./reverse.js";
 import { serviceGateTests } from "./service-gate.js";
 import { SyncContext } from "./sync-context.js";
+import { tenantHostTests } from "./tenant-host.js";
 import { unmanagedTests } from "./unmanaged.js";
 
 /** Why `vgate sync` cannot run from this build, or "" when it can. */
@@ -56,6 +57,7 @@ const skipReason = HAVE_KUBE ? missing : KUBE_SKIP_REASON;
   describe("the Service gate", () => serviceGateTests(ctx));
   describe("host → virtual", () => reverseTests(ctx));
   describe("references", () => referenceTests(ctx));
+  describe("tenant → host", () => tenantHostTests(ctx));
   describe("a host object vgate does not manage", () => unmanagedTests(ctx));
   describe("probes, metrics and logs", () => observabilityTests(ctx));
   describe("a killed controller", () => restartTests(ctx));

@@ -54,6 +54,7 @@ import { ReferenceInformers } from "../sync/controller/reference-informers.js";
 import { referenceKinds } from "../sync/controller/references.js";
 import { ResourcePaths } from "../sync/controller/resource-paths.js";
 import { WorkQueue } from "../sync/controller/work-queue.js";
+import { writeGuard, type WriteGuard } from "../sync/controller/write-guard.js";
 
 /** Deadline of one request to either API server (a watch: until its answer starts). */
 const REQUEST_TIMEOUT_MS = 15_000;
@@ -105,6 +106,8 @@ class Controller {
   readonly informers: Informers;
   readonly references: ReferenceInformers;
   readonly events: EventRecorder;
+  /** Where and what the controller may write (write-guard.ts), checked by applyPlan. */
+  readonly guard: WriteGuard;
   private readonly reads: Pick<ReconcileDeps, "get" | "list">;
   private readonly workers: Promise<void>[] = [];
   private readonly abortSync = new AbortController();
@@ -139,6 +142,18 @@ class Controller {
       enqueue: (key) => this.enqueue(key),
       onError: (cache, message) =>
         logger.warn({ cache, err: message }, "watch cache unsynced; relisting"),
+    });
+    this.guard = writeGuard({
+      owner: {
+        vclusterName: opts.vclusterName,
+        vclusterNamespace: opts.vclusterNamespace,
+        ownNamespaces: [...new Set([opts.vclusterNamespace, opts.targetNamespace])],
+        selfNamespace: opts.selfNamespace,
+      },
+      namespaces: this.informers.hostNamespaces ?? undefined,
+      secretTypes: new Set(opts.referenceSecretTypes),
+      copyKinds: () =>
+        new Set(referenceKinds(this.live.loaded.vcluster).map((k) => `${k.apiVersion}/${k.kind}`)),
     });
     this.references = new ReferenceInformers({
       transports,
@@ -252,7 +267,7 @@ class Controller {
       }
       for (const warning of plan.warnings)
         this.logger.warn({ ...this.fieldsOf(key), warning }, "reconcile warning");
-      await applyPlan(plan, this.sides, (o) => this.wrote(key, o));
+      await applyPlan(plan, this.sides, this.guard, (o) => this.wrote(key, o));
       this.queue.forget(key);
       result = "success";
     } catch (err) {
@@ -366,6 +381,7 @@ async function reloadConfig(c: Controller): Promise<void> {
         config: opts.config,
         "vcluster-name": opts.vclusterName,
         "vcluster-namespace": opts.vclusterNamespace,
+        namespace: opts.selfNamespace,
       },
       "sync",
     );
@@ -451,6 +467,7 @@ async function start(
       config: opts.config,
       "vcluster-name": opts.vclusterName,
       "vcluster-namespace": opts.vclusterNamespace,
+      namespace: opts.selfNamespace,
     },
     "sync",
   );

@@ -18,6 +18,8 @@ import {
 } from "../../../../webhook/src/sync/controller/apply-plan.js";
 import { SyncError, type SyncAction } from "../../../../webhook/src/sync/controller/contracts.js";
 import { ResourcePaths } from "../../../../webhook/src/sync/controller/resource-paths.js";
+import { writeGuard } from "../../../../webhook/src/sync/controller/write-guard.js";
+import { DEFAULT_REFERENCE_SECRET_TYPES } from "../../../../webhook/src/sync/secret-types.js";
 import { sharedCluster, type VgateCluster } from "../../../support/cluster.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../../support/kube/binaries.js";
 import type { KubeObject } from "../../../support/kube/kube-client.js";
@@ -55,6 +57,13 @@ function hostCopy(name: string, source: string): JsonObject {
     { "vcluster.loft.sh/managed-by": "vc" },
   );
 }
+
+/** The rules of a vCluster whose namespace is HOST_NS (write-guard.ts has its own tests). */
+const guard = writeGuard({
+  owner: { vclusterName: "vc", vclusterNamespace: HOST_NS, ownNamespaces: [HOST_NS] },
+  secretTypes: new Set(DEFAULT_REFERENCE_SECRET_TYPES),
+  copyKinds: () => new Set(["v1/Secret", "v1/ConfigMap"]),
+});
 
 const create = (object: JsonObject): SyncAction => ({
   type: "create",
@@ -104,15 +113,18 @@ const ensure = (object: JsonObject): SyncAction => ({
 
     it("create: POSTs; over a copy of the same source it retries; over someone else's object it refuses and leaves it alone", async () => {
       const outcomes: WriteOutcome[] = [];
-      await applyPlan({ actions: [create(hostCopy("c1", "c1"))], warnings: [] }, sides, (o) =>
-        outcomes.push(o),
+      await applyPlan(
+        { actions: [create(hostCopy("c1", "c1"))], warnings: [] },
+        sides,
+        guard,
+        (o) => outcomes.push(o),
       );
       assert.deepEqual(
         outcomes.map((o) => [o.side, o.type, o.did, o.ref.namespace, o.ref.name]),
         [["host", "create", "created", HOST_NS, "c1"]],
       );
       assert.ok(await get("c1"));
-      await assert.rejects(applyAction(create(hostCopy("c1", "c1")), sides), RetryConflict);
+      await assert.rejects(applyAction(create(hostCopy("c1", "c1")), sides, guard), RetryConflict);
 
       await cluster.admin.create({
         ...endpoints(HOST_NS, "theirs"),
@@ -120,7 +132,7 @@ const ensure = (object: JsonObject): SyncAction => ({
       } as KubeObject);
       const before = await get("theirs");
       await assert.rejects(
-        applyAction(create(hostCopy("theirs", "theirs")), sides),
+        applyAction(create(hostCopy("theirs", "theirs")), sides, guard),
         (err: unknown) =>
           err instanceof SyncError &&
           err.message === `host Endpoints "${HOST_NS}/theirs" exists and is not managed by vgate`,
@@ -133,13 +145,19 @@ const ensure = (object: JsonObject): SyncAction => ({
 
     it("create and ensure into a namespace that does not exist: a SyncError that says so", async () => {
       const missing = `apply-gone-${suffix}`;
+      // The vCluster's own namespace, missing (the guard lets its own namespaces through).
+      const guard = writeGuard({
+        owner: { vclusterName: "vc", vclusterNamespace: missing, ownNamespaces: [missing] },
+        secretTypes: new Set(DEFAULT_REFERENCE_SECRET_TYPES),
+        copyKinds: () => new Set(["v1/Secret", "v1/ConfigMap"]),
+      });
       for (const action of [create, ensure]) {
         const object = {
           ...hostCopy("lost", "lost"),
           metadata: { name: "lost", namespace: missing },
         };
         await assert.rejects(
-          applyAction(action(object as JsonObject), sides),
+          applyAction(action(object as JsonObject), sides, guard),
           (err: unknown) =>
             err instanceof SyncError &&
             err.message.startsWith(
@@ -152,6 +170,23 @@ const ensure = (object: JsonObject): SyncAction => ({
       }
     });
 
+    it("refuses every write outside the namespaces the vCluster owns before it reaches the server", async () => {
+      const foreign = VIRTUAL_NS; // exists, and is not the vCluster's
+      for (const action of [create, ensure]) {
+        const object = {
+          ...hostCopy("intruder", "x"),
+          metadata: { name: "intruder", namespace: foreign },
+        };
+        await assert.rejects(
+          applyAction(action(object as JsonObject), sides, guard),
+          (err: unknown) =>
+            err instanceof SyncError &&
+            err.message.includes(`host namespace "${foreign}" does not belong to vCluster "vc"`),
+        );
+      }
+      assert.equal(await get("intruder", foreign), null);
+    });
+
     it("update: PUT with the resourceVersion read; a stale one is a 409 Conflict and retried", async () => {
       const created = (await cluster.admin.create(
         hostCopy("u1", "u1") as KubeObject,
@@ -162,6 +197,7 @@ const ensure = (object: JsonObject): SyncAction => ({
       const outcome = await applyAction(
         { type: "update", side: "host", object: next, reason: "test" },
         sides,
+        guard,
       );
       assert.equal(outcome.did, "updated");
       assert.equal(
@@ -169,7 +205,7 @@ const ensure = (object: JsonObject): SyncAction => ({
         "yes",
       );
       await assert.rejects(
-        applyAction({ type: "update", side: "host", object: stale, reason: "test" }, sides),
+        applyAction({ type: "update", side: "host", object: stale, reason: "test" }, sides, guard),
         (err: unknown) =>
           err instanceof RetryConflict && /the object has been modified/.test(err.message),
       );
@@ -188,6 +224,7 @@ const ensure = (object: JsonObject): SyncAction => ({
             reason: "test",
           },
           sides,
+          guard,
         ),
         (err: unknown) =>
           err instanceof RetryConflict &&
@@ -196,33 +233,45 @@ const ensure = (object: JsonObject): SyncAction => ({
       assert.ok(await get("d1"));
       const uid = created.metadata["uid"] as string;
       assert.equal(
-        (await applyAction({ type: "delete", side: "host", ref, uid, reason: "test" }, sides)).did,
+        (
+          await applyAction(
+            { type: "delete", side: "host", ref, uid, reason: "test" },
+            sides,
+            guard,
+          )
+        ).did,
         "deleted",
       );
       assert.equal(await get("d1"), null);
       assert.equal(
-        (await applyAction({ type: "delete", side: "host", ref, uid, reason: "test" }, sides)).did,
+        (
+          await applyAction(
+            { type: "delete", side: "host", ref, uid, reason: "test" },
+            sides,
+            guard,
+          )
+        ).did,
         "unchanged",
       );
     });
 
     it("ensure: creates, updates a copy of the same source, refuses anyone else's object", async () => {
-      assert.equal((await applyAction(ensure(hostCopy("e1", "e1")), sides)).did, "created");
+      assert.equal((await applyAction(ensure(hostCopy("e1", "e1")), sides, guard)).did, "created");
       const changed = hostCopy("e1", "e1");
       (changed["subsets"] as JsonObject[])[0]!["addresses"] = [{ ip: "10.0.0.2" }];
-      assert.equal((await applyAction(ensure(changed), sides)).did, "updated");
+      assert.equal((await applyAction(ensure(changed), sides, guard)).did, "updated");
       const live = await get("e1");
       assert.deepEqual((live!["subsets"] as JsonObject[])[0]!["addresses"], [{ ip: "10.0.0.2" }]);
 
       await cluster.admin.create(endpoints(HOST_NS, "e2") as KubeObject);
       const before = await get("e2");
       await assert.rejects(
-        applyAction(ensure(hostCopy("e2", "e2")), sides),
+        applyAction(ensure(hostCopy("e2", "e2")), sides, guard),
         /exists and is not managed by vgate/,
       );
       // A copy of another source under the same name is not ours to overwrite either.
       await cluster.admin.create(hostCopy("e3", "other") as KubeObject);
-      await assert.rejects(applyAction(ensure(hostCopy("e3", "e3")), sides), SyncError);
+      await assert.rejects(applyAction(ensure(hostCopy("e3", "e3")), sides, guard), SyncError);
       assert.equal((await get("e2"))!.metadata.resourceVersion, before!.metadata.resourceVersion);
     });
 
@@ -234,6 +283,7 @@ const ensure = (object: JsonObject): SyncAction => ({
         applyPlan(
           { actions: [create(bad), create(hostCopy("after-bad", "x"))], warnings: [] },
           sides,
+          guard,
           (o) => outcomes.push(o),
         ),
         (err: unknown) =>
@@ -256,6 +306,7 @@ const ensure = (object: JsonObject): SyncAction => ({
           await applyAction(
             { type: "create", side: "virtual", object: lease, reason: "test" },
             sides,
+            guard,
           )
         ).did,
         "created",
@@ -274,6 +325,7 @@ const ensure = (object: JsonObject): SyncAction => ({
             reason: "test",
           },
           sides,
+          guard,
         ),
         (err: unknown) =>
           err instanceof SyncError &&
@@ -290,7 +342,9 @@ const ensure = (object: JsonObject): SyncAction => ({
         }),
       };
       const broken: Sides = { ...sides, host: { transport: down, paths: new ResourcePaths(down) } };
-      const err = await applyAction(create(hostCopy("x", "x")), broken).catch((e: unknown) => e);
+      const err = await applyAction(create(hostCopy("x", "x")), broken, guard).catch(
+        (e: unknown) => e,
+      );
       assert.ok(err instanceof KubeError && !(err instanceof SyncError), String(err));
       assert.equal((err as KubeError).code, 503);
     });

@@ -117,6 +117,84 @@ describe("sync/controller/references", () => {
     });
   });
 
+  it("a copy carries data, not credentials: built from an allow-list, both ways (EPS-21)", () => {
+    // What a tenant would add to a Secret to have the host's controllers fill or keep it.
+    const loaded: JsonObject = {
+      ...secret,
+      metadata: {
+        ...(secret.metadata as JsonObject),
+        annotations: {
+          note: "n",
+          "kubernetes.io/service-account.name": "vc-my-vcluster",
+          "kubernetes.io/service-account.uid": "sa-uid",
+          "kubectl.kubernetes.io/last-applied-configuration": "{}",
+          "example.k8s.io/anything": "x",
+          "notkubernetes.io/kept": "y",
+        },
+      },
+      status: { phase: "x" },
+      stringData: { token: "planted" },
+      spec: { anything: true },
+      immutable: true,
+    };
+    const scope = { name: "vc", namespace: "vc-ns" };
+    const copy = hostCopyOf(loaded, reference, scope);
+    const imported = virtualImportOf(loaded, { ...reference, direction: "toVirtual" });
+    for (const out of [copy, imported]) {
+      assert.deepEqual(Object.keys(out).sort(), [
+        "apiVersion",
+        "data",
+        "immutable",
+        "kind",
+        "metadata",
+        "type",
+      ]);
+      const meta = out.metadata as JsonObject;
+      assert.deepEqual(Object.keys(meta).sort(), ["annotations", "labels", "name", "namespace"]);
+      const annotations = Object.keys(meta.annotations as JsonObject);
+      assert.ok(annotations.includes("note") && annotations.includes("notkubernetes.io/kept"));
+      for (const key of annotations) {
+        assert.doesNotMatch(key, /(^|\.)(kubernetes\.io|k8s\.io)\//, `${key} is not copied`);
+      }
+    }
+    const managed = (copy.metadata as JsonObject).annotations as Record<string, string>;
+    assert.equal(managed["vcluster.loft.sh/managed-annotations"], "note\nnotkubernetes.io/kept");
+    // A ConfigMap keeps its own data fields; a kind vgate has no list for keeps all but status.
+    const configMap = hostCopyOf(
+      {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: {},
+        data: { a: "1" },
+        binaryData: { b: "Ag==" },
+        status: {},
+      },
+      { ...reference, kind: "ConfigMap" },
+      scope,
+    );
+    assert.deepEqual(configMap.data, { a: "1" });
+    assert.deepEqual(configMap.binaryData, { b: "Ag==" });
+    const custom = hostCopyOf(
+      {
+        apiVersion: "example.com/v1",
+        kind: "Widget",
+        metadata: { ownerReferences: [], finalizers: ["f"] },
+        spec: { size: 1 },
+        status: { ready: true },
+      },
+      { ...reference, apiVersion: "example.com/v1", kind: "Widget" },
+      scope,
+    );
+    assert.deepEqual(custom.spec, { size: 1 });
+    assert.equal(custom.status, undefined);
+    assert.deepEqual(Object.keys(custom.metadata as JsonObject).sort(), [
+      "annotations",
+      "labels",
+      "name",
+      "namespace",
+    ]);
+  });
+
   it("referenceKinds: the static kinds of the config's reference patches, once each", () => {
     const vc = vclusterFor([
       { path: "a", reference: { apiVersion: "v1", kind: "Secret" } },

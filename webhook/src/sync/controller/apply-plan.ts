@@ -1,5 +1,7 @@
-// Carries out a reconciler's plan (contracts.ts SyncPlan) against the two API servers, one action
-// after the other, stopping at the first failure:
+// Carries out a reconciler's plan (contracts.ts SyncPlan) against the two API servers. Every action
+// of the plan first passes the write guard (write-guard.ts: host namespaces the vCluster owns,
+// Secret types on the allow-list), so a plan that would write anywhere it must not writes nothing
+// at all. Then one action after the other, stopping at the first failure:
 // - create: POST. 409 AlreadyExists: when the object there is vgate's for the same source, the cache
 //   was behind and the key is retried; otherwise it is not ours and is never touched (SyncError).
 // - update: PUT with the object's resourceVersion, so a write based on a stale read is a 409
@@ -25,6 +27,7 @@ import {
   type SyncPlan,
 } from "./contracts.js";
 import type { RequestTransport, ResourcePaths } from "./resource-paths.js";
+import type { WriteGuard } from "./write-guard.js";
 
 /** A write lost a race (409 Conflict, or an object gone or there already): retry, no Event. */
 export class RetryConflict extends Error {
@@ -64,12 +67,20 @@ const OBJECT_STATUSES = new Set([400, 403, 413, 422]);
 export async function applyPlan(
   plan: SyncPlan,
   sides: Sides,
+  guard: WriteGuard,
   onWrite: (outcome: WriteOutcome) => void = () => undefined,
 ): Promise<void> {
-  for (const action of plan.actions) onWrite(await applyAction(action, sides));
+  for (const action of plan.actions) guard(action);
+  for (const action of plan.actions) onWrite(await applyAction(action, sides, guard));
 }
 
-export async function applyAction(action: SyncAction, sides: Sides): Promise<WriteOutcome> {
+/** One action, after the guard (applyPlan has checked them all before its first write). */
+export async function applyAction(
+  action: SyncAction,
+  sides: Sides,
+  guard: WriteGuard,
+): Promise<WriteOutcome> {
+  guard(action);
   const side = sides[action.side];
   const ref = action.type === "delete" ? action.ref : refOf(action.object);
   const base = { side: action.side, type: action.type, ref, reason: action.reason };

@@ -8,11 +8,16 @@
 //   object, so the key each host object mapped to is remembered.
 // Host Endpoints without that label are not cached at all: the controller never touches them, and
 // one in the way of a host copy is found when the create answers 409 AlreadyExists.
+// In multi-namespace mode, also the host namespaces this vCluster owns (labelled for it, as vCluster
+// labels the namespaces it creates; sync/host-ownership.ts): the write guard reads their labels
+// (docs/decisions.md EPS-19). A namespace without those labels is not cached at all.
 
 import type { KubeTransport } from "../../kube/transport.js";
+import { NamespaceCache } from "../../kube/namespace-cache.js";
 import { WatchCache, type ChangeType } from "../../kube/watch-cache.js";
 import { MarkerLabel } from "../../patches/labels.js";
 import type { JsonObject } from "../../patches/types.js";
+import { ownedNamespaceSelector } from "../host-ownership.js";
 import { keyString, type EndpointsState, type ReconcileDeps, type SyncKey } from "./contracts.js";
 import { hostKeyFor, virtualKeyFromHost } from "./reconcile.js";
 
@@ -47,6 +52,8 @@ export class Informers {
   readonly virtualEndpoints: WatchCache<JsonObject>;
   readonly virtualServices: WatchCache<JsonObject>;
   readonly hostEndpoints: WatchCache<JsonObject>;
+  /** The host namespaces labelled for this vCluster; null in single-namespace mode. */
+  readonly hostNamespaces: NamespaceCache | null;
   /** Host cache key → the virtual key it maps to, for DELETED events. */
   private readonly hostToVirtual = new Map<string, string>();
 
@@ -70,32 +77,47 @@ export class Informers {
         onError: (m) => opts.onError("host endpoints", m),
       },
     );
+    this.hostNamespaces =
+      opts.vcluster.namespaceMappings === undefined
+        ? null
+        : new NamespaceCache(opts.host, {
+            labelSelector: ownedNamespaceSelector({
+              vclusterName: opts.vcluster.name,
+              vclusterNamespace: opts.vcluster.namespace,
+            }),
+            onError: (m) => opts.onError("host namespaces", m),
+          });
   }
 
-  private get all(): WatchCache<JsonObject>[] {
-    return [this.virtualEndpoints, this.virtualServices, this.hostEndpoints];
+  private get all(): { name: string; cache: WatchCache<unknown> }[] {
+    const caches: { name: string; cache: WatchCache<unknown> }[] = [
+      { name: "virtual endpoints", cache: this.virtualEndpoints },
+      { name: "virtual services", cache: this.virtualServices },
+      { name: "host endpoints", cache: this.hostEndpoints },
+    ];
+    if (this.hostNamespaces) caches.push({ name: "host namespaces", cache: this.hostNamespaces });
+    return caches;
   }
 
   start(): void {
-    for (const cache of this.all) cache.start();
+    for (const { cache } of this.all) cache.start();
   }
 
   stop(): void {
-    for (const cache of this.all) cache.stop();
+    for (const { cache } of this.all) cache.stop();
   }
 
   synced(): boolean {
-    return this.all.every((c) => c.synced());
+    return this.all.every(({ cache }) => cache.synced());
   }
 
   /** Which caches are not synced, for /readyz. */
   unsynced(): string[] {
-    const names = ["virtual endpoints", "virtual services", "host endpoints"];
-    return this.all.flatMap((c, i) => (c.synced() ? [] : [names[i]!]));
+    return this.all.flatMap(({ name, cache }) => (cache.synced() ? [] : [name]));
   }
 
   async waitForSync(signal?: AbortSignal): Promise<void> {
-    await Promise.all(this.all.map((c) => c.waitForSync(signal)));
+    await Promise.all(this.all.map(({ cache }) => cache.waitForSync(signal)));
   }
 
   /** What the caches know of one key (the host object at the name hostKeyFor gives). */

@@ -22,7 +22,7 @@ import {
   OBJECT_NAMESPACE_ANNOTATION,
 } from "../../patches/reference-resolver.js";
 import type { Json, JsonObject, VClusterInfo } from "../../patches/types.js";
-import { BOOKKEEPING_ANNOTATIONS, RESET_METADATA } from "../translate-endpoints.js";
+import { BOOKKEEPING_ANNOTATIONS } from "../translate-endpoints.js";
 import type { ObjectRef, SyncAction } from "./contracts.js";
 import { field, isObject, str } from "./object-fields.js";
 
@@ -33,6 +33,31 @@ const VGATE_PREFIX = "vgate.loft.sh/";
 
 const isBookkeepingKey = (key: string): boolean =>
   key.startsWith(VCLUSTER_PREFIX) || key.startsWith(VGATE_PREFIX);
+
+/**
+ * A key in Kubernetes' own prefixes (`kubernetes.io/`, `k8s.io/` and their subdomains), which
+ * Kubernetes' controllers act on: `kubernetes.io/service-account.name` makes the token controller
+ * fill a Secret with a token. Never copied from one side to the other (docs/decisions.md EPS-21).
+ */
+export function isKubernetesKey(key: string): boolean {
+  const slash = key.indexOf("/");
+  if (slash < 0) return false;
+  const domain = key.slice(0, slash).toLowerCase();
+  return ["kubernetes.io", "k8s.io"].some((d) => domain === d || domain.endsWith(`.${d}`));
+}
+
+const copiedAnnotation = (key: string): boolean => !isBookkeepingKey(key) && !isKubernetesKey(key);
+
+/**
+ * The top-level fields a copy carries, by kind: the data, never the object's owners, finalizers,
+ * status or anything else (docs/decisions.md EPS-21). A kind not listed (a custom resource
+ * `reference` patches name) keeps every field but apiVersion, kind, metadata and status.
+ */
+const COPIED_FIELDS: Record<string, readonly string[]> = {
+  Secret: ["type", "data", "immutable"],
+  ConfigMap: ["data", "binaryData", "immutable"],
+};
+const NEVER_COPIED_FIELDS = new Set(["apiVersion", "kind", "metadata", "status"]);
 
 export const IMPORTED_ANNOTATION = "vcluster.loft.sh/object-imported";
 
@@ -54,22 +79,23 @@ export function gvkString(apiVersion: string, kind: string): string {
   return `${group}/${version}, Kind=${kind}`;
 }
 
-/** A copy of `source` with the metadata that belongs to the source removed, named `at`. */
+/**
+ * A copy of `source` named `at`, built from an allow-list: the kind's data fields (COPIED_FIELDS)
+ * and a name and namespace; the caller adds annotations and labels. Nothing else of the source's
+ * metadata (ownerReferences, finalizers, uid, ...) is carried over.
+ */
 function copyObject(
   source: JsonObject,
   at: { namespace: string; name: string },
   ref: { apiVersion: string; kind: string },
 ): { copy: JsonObject; meta: JsonObject } {
-  const copy = structuredClone(source);
-  delete copy.status;
-  copy.apiVersion = ref.apiVersion;
-  copy.kind = ref.kind;
-  const meta: JsonObject = {};
-  for (const [key, value] of Object.entries(field(copy, "metadata"))) {
-    if (!RESET_METADATA.includes(key)) meta[key] = value;
+  const copy: JsonObject = { apiVersion: ref.apiVersion, kind: ref.kind };
+  const listed = ref.apiVersion === "v1" ? COPIED_FIELDS[ref.kind] : undefined;
+  for (const [key, value] of Object.entries(source)) {
+    const kept = listed ? listed.includes(key) : !NEVER_COPIED_FIELDS.has(key);
+    if (kept) copy[key] = structuredClone(value);
   }
-  meta.name = at.name;
-  meta.namespace = at.namespace;
+  const meta: JsonObject = { name: at.name, namespace: at.namespace };
   copy.metadata = meta;
   return { copy, meta };
 }
@@ -82,8 +108,8 @@ export function hostCopyOf(
 ): JsonObject {
   const { copy, meta } = copyObject(source, reference.host, reference);
   const sourceMeta = field(source, "metadata");
-  const copied = stringEntries(field(sourceMeta, "annotations")).filter(
-    ([key]) => !isBookkeepingKey(key),
+  const copied = stringEntries(field(sourceMeta, "annotations")).filter(([key]) =>
+    copiedAnnotation(key),
   );
   const annotations = new Map<string, string>(copied);
   const managed = copied.map(([key]) => key).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
@@ -107,7 +133,7 @@ export function virtualImportOf(source: JsonObject, reference: ResolvedReference
   const { copy, meta } = copyObject(source, reference.virtual, reference);
   const sourceMeta = field(source, "metadata");
   const annotations = new Map<string, string>(
-    stringEntries(field(sourceMeta, "annotations")).filter(([k]) => !isBookkeepingKey(k)),
+    stringEntries(field(sourceMeta, "annotations")).filter(([k]) => copiedAnnotation(k)),
   );
   annotations.set(IMPORTED_ANNOTATION, "true");
   annotations.set(OBJECT_NAME_ANNOTATION, reference.host.name);
