@@ -175,6 +175,70 @@ describe("POST /mutate/endpoints over HTTPS", function () {
     });
   });
 
+  describe("--side host: only the vCluster's own copies, only in namespaces it owns (EPS-19)", () => {
+    const OWNER =
+      "sync:\n  toHost:\n    endpoints:\n      patches:\n" +
+      '        - path: metadata.annotations["owner"]\n          expression: \'"tenant-" + value\'\n';
+    const MULTI =
+      "sync:\n  toHost:\n    namespaces:\n      enabled: true\n      mappings:\n        byName:\n" +
+      '          "team-*": "host-team-*"\n' +
+      OWNER.slice("sync:\n  toHost:\n".length);
+    /** The host copy vCluster makes, moved to `namespace` (bookkeeping anyone can write). */
+    const copyIn = (namespace: string, vcluster = VC.name): Json => {
+      const host = translateEndpointsToHost(virtualEp, VC) as { metadata: Json };
+      host.metadata = {
+        ...host.metadata,
+        namespace,
+        labels: { ...(host.metadata.labels as Json), "vcluster.loft.sh/managed-by": vcluster },
+      };
+      return host as Json;
+    };
+
+    it("admits forged bookkeeping outside the vCluster's namespace untouched, with a warning; its own is patched", async () => {
+      const { serve, url } = await startWith(OWNER);
+      try {
+        const r = await admit(url, endpointsReview("CREATE", copyIn("payments")));
+        assert.equal(r.allowed, true);
+        assert.equal(r.patch, undefined, "not patched");
+        assert.deepEqual(r.warnings, [
+          `endpoints "payments/db-x-default-x-my-vcluster" not patched: host namespace "payments" does not belong to vCluster "my-vcluster": in single-namespace mode only "vcluster-my-vcluster" is its`,
+        ]);
+        const own = await admit(url, endpointsReview("CREATE", copyIn(VC.namespace)));
+        assert.ok(own.patch, "the vCluster's own namespace is patched");
+      } finally {
+        await serve.stop();
+      }
+    });
+
+    it("admits another vCluster's copy in its own namespace untouched", async () => {
+      const { serve, url } = await startWith(OWNER);
+      try {
+        const r = await admit(url, endpointsReview("CREATE", copyIn(VC.namespace, "other-vc")));
+        assert.equal(r.allowed, true);
+        assert.equal(r.patch, undefined);
+        assert.equal(r.warnings, undefined);
+      } finally {
+        await serve.stop();
+      }
+    });
+
+    it("refuses with 503 while namespace labels cannot be read (multi-namespace mode, no API server)", async () => {
+      const { serve, url } = await startWith(MULTI);
+      try {
+        const r = await admit(url, endpointsReview("CREATE", copyIn("host-team-a")));
+        assert.equal(r.allowed, false);
+        assert.equal(r.status?.code, 503);
+        assert.match(
+          r.status!.message,
+          /cannot tell whether namespace "host-team-a" belongs to vCluster "my-vcluster"/,
+        );
+        assert.ok((await admit(url, endpointsReview("CREATE", copyIn(VC.namespace)))).patch);
+      } finally {
+        await serve.stop();
+      }
+    });
+  });
+
   describe("patch errors", () => {
     const throwing =
       "sync:\n  toHost:\n    endpoints:\n      patches:\n        - path: metadata.annotations[*]\n          expression: 'value.nope.deeper'\n";
@@ -451,6 +515,97 @@ describe("POST /mutate/endpoints over HTTPS", function () {
         } finally {
           await serve.stop();
         }
+      });
+    },
+  );
+
+  (HAVE_KUBE ? describe : describe.skip)(
+    `--side host, namespace ownership read from a real API server${KUBE_SKIP_REASON}`,
+    function () {
+      this.timeout(60_000);
+      const id = randomBytes(3).toString("hex");
+      const ns = {
+        owned: `host-team-own-${id}`,
+        foreign: `host-team-pay-${id}`,
+        other: `host-team-oth-${id}`,
+      };
+      const labels = (name: string, namespace: string) => ({
+        "vcluster.loft.sh/vcluster-name": name,
+        "vcluster.loft.sh/vcluster-namespace": namespace,
+      });
+      const namespaces: KubeObject[] = [
+        {
+          apiVersion: "v1",
+          kind: "Namespace",
+          metadata: { name: ns.owned, labels: labels(VC.name, VC.namespace) },
+        },
+        {
+          apiVersion: "v1",
+          kind: "Namespace",
+          metadata: { name: ns.foreign, labels: { team: "payments" } },
+        },
+        {
+          apiVersion: "v1",
+          kind: "Namespace",
+          metadata: { name: ns.other, labels: labels("other-vc", VC.namespace) },
+        },
+      ];
+      const config =
+        "sync:\n  toHost:\n    namespaces:\n      enabled: true\n      mappings:\n        byName:\n" +
+        '          "team-*": "host-team-*"\n    endpoints:\n      patches:\n' +
+        '        - path: metadata.annotations["owner"]\n          expression: \'"tenant-" + value\'\n';
+      const copyIn = (namespace: string): Json => {
+        const host = translateEndpointsToHost(virtualEp, VC) as { metadata: Json };
+        host.metadata = { ...host.metadata, namespace };
+        return host as Json;
+      };
+      let cluster: VgateCluster;
+      let started: { serve: StartedServe; url: string } | undefined;
+
+      before(async () => {
+        cluster = await sharedCluster();
+        for (const n of namespaces) await cluster.admin.apply(n);
+        started = await startWith(
+          config,
+          { deadlineMs: 5_000 },
+          { kubeconfig: cluster.kubeconfigPath },
+        );
+      });
+      after(async () => {
+        await started?.serve.stop();
+        for (const n of namespaces) await cluster?.admin.delete(n);
+      });
+
+      it("patches a copy in a namespace labelled for the vCluster; leaves forged bookkeeping elsewhere untouched", async () => {
+        const url = started!.url;
+        // The namespace cache syncs shortly after start: until then such a write is refused (503).
+        let owned: Response | undefined;
+        const deadline = Date.now() + 30_000;
+        while (
+          (owned = await admit(url, endpointsReview("CREATE", copyIn(ns.owned)))).status?.code ===
+          503
+        ) {
+          assert.ok(Date.now() < deadline, "the namespace cache syncs");
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        assert.equal(owned.allowed, true);
+        const out = patched(copyIn(ns.owned), owned) as {
+          metadata: { annotations: Record<string, string> };
+        };
+        assert.equal(out.metadata.annotations["owner"], "tenant-team-a");
+        const foreign = await admit(url, endpointsReview("CREATE", copyIn(ns.foreign)));
+        assert.equal(foreign.patch, undefined);
+        assert.match(
+          foreign.warnings?.[0] ?? "",
+          new RegExp(
+            `host namespace "${ns.foreign}" does not belong to vCluster "my-vcluster": it lacks the labels`,
+          ),
+        );
+        const other = await admit(url, endpointsReview("CREATE", copyIn(ns.other)));
+        assert.equal(other.patch, undefined);
+        assert.match(other.warnings?.[0] ?? "", /it is labelled for vCluster "other-vc"/);
+        const missing = await admit(url, endpointsReview("CREATE", copyIn(`host-team-none-${id}`)));
+        assert.equal(missing.patch, undefined);
       });
     },
   );

@@ -12,7 +12,7 @@ import { resourceIdentity } from "../api/ownedaccesskey.js";
 import { ApiClient } from "../kube/api-client.js";
 import type { ClientConfig } from "../kube/client-config.js";
 import { loadKubeConfig } from "../kube/kubeconfig.js";
-import type { KubeApi } from "../kube/ports.js";
+import type { KubeApi, NamespaceLabels } from "../kube/ports.js";
 import { UnavailableApi } from "../kube/unavailable-api.js";
 import { VirtualEndpointsReader } from "../kube/virtual-endpoints.js";
 import { createApp, listen, type RunningServer } from "../server/app.js";
@@ -29,6 +29,7 @@ import {
 import { admitEndpoints, type EndpointsAdmission } from "../sync/admit-endpoints.js";
 import { loadClientCa, parseCaBundle } from "../server/client-auth.js";
 import { pollFiles } from "../server/poll-files.js";
+import { hostNamespaceOwnership } from "../sync/host-ownership.js";
 import { CliError } from "./errors.js";
 import { startPatchRunner } from "./patch-runner.js";
 import { createAuth, loadRoles, type AuthRuntime } from "./serve-auth.js";
@@ -110,6 +111,8 @@ function connectApi(
 
 interface StartedEndpoints {
   admit: (req: AdmissionRequest) => Promise<AdmissionReviewResponse>;
+  /** The namespace labels the host side checks ownership with, once the API client exists. */
+  useNamespaces(namespaces: NamespaceLabels): void;
   close(): Promise<void>;
 }
 
@@ -124,6 +127,7 @@ async function startEndpoints(
       config: opts.config,
       "vcluster-name": opts.vclusterName,
       "vcluster-namespace": opts.vclusterNamespace,
+      namespace: opts.selfNamespace,
     },
     "serve",
   );
@@ -138,12 +142,32 @@ async function startEndpoints(
   undo.push(() => runner.close());
   const reader = virtualKc ? new VirtualEndpointsReader(virtualKc) : undefined;
   if (reader) undo.push(() => reader.close());
+  // Host namespaces other than --vcluster-namespace are the vCluster's only with multi-namespace
+  // mode and its labels, read from the namespace cache (never synced without an API server).
+  let namespaces: NamespaceLabels | undefined;
+  const owner = {
+    vclusterName: opts.vclusterName,
+    vclusterNamespace: opts.vclusterNamespace,
+    ownNamespaces: [opts.vclusterNamespace],
+    selfNamespace: opts.selfNamespace,
+  };
   const deps: EndpointsAdmission = {
     side: opts.side,
     enabled: loaded.enabled,
     run: runner.run,
     onPatchError: opts.onPatchError,
     virtualEndpoints: reader ? (ns, name) => reader.get(ns, name) : undefined,
+    owner: {
+      vclusterName: opts.vclusterName,
+      ownership: (namespace) =>
+        hostNamespaceOwnership(
+          namespace,
+          owner,
+          loaded.vcluster.namespaceMappings === undefined
+            ? undefined
+            : (namespaces ?? { synced: () => false, labels: () => undefined }),
+        ),
+    },
   };
   logger.info(
     {
@@ -156,6 +180,7 @@ async function startEndpoints(
   );
   return {
     admit: (req) => admitEndpoints(req, deps),
+    useNamespaces: (view) => (namespaces = view),
     close: async () => {
       reader?.close();
       await runner.close();
@@ -287,6 +312,7 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
     metrics.logins,
   );
   const api = connectApi(kc, opts, auth, logger);
+  if (api instanceof ApiClient) endpoints?.useNamespaces(api.namespaceView());
   undo.push(() => api.close?.());
   undo.push(() => auth.close());
   const deps: AccessKeyAdmission = {

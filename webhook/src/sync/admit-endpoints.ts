@@ -1,18 +1,23 @@
 // The mutating webhook for Endpoints (POST /mutate/endpoints): applies sync.toHost.endpoints
 // patches while Endpoints move between a virtual cluster and its host.
 //
-// --side host:    host Endpoints that carry vCluster's bookkeeping get `expression`s (virtual → host).
+// --side host:    host Endpoints that carry this vCluster's bookkeeping get `expression`s (virtual →
+//                 host), but only in a host namespace the vCluster owns (host-ownership.ts,
+//                 docs/decisions.md EPS-19): bookkeeping anyone can write does not make an object
+//                 the vCluster's. Elsewhere the object is admitted untouched, with a warning.
 // --side virtual: virtual Endpoints updates get `reverseExpression`s (host → virtual).
 // On CREATE the whole object is the change set; on UPDATE only what changed (as vCluster does), so
 // a transform never runs twice on a value it already rewrote.
 
-import { KubeError, newBadRequest } from "../api/status.js";
+import { KubeError, newBadRequest, newServiceUnavailable } from "../api/status.js";
 import { allow, allowWithPatch, deny } from "../admission/respond.js";
 import type { AdmissionRequest, AdmissionReviewResponse } from "../admission/review.js";
 import { setOwn } from "../patches/traverse.js";
 import type { Direction, Json, JsonObject } from "../patches/types.js";
 import { applyChangeSet, changeSet } from "./change-set.js";
 import { applyGuardedPatches, type PatchRunner } from "./guarded-patch.js";
+import type { Ownership } from "./host-ownership.js";
+import { MarkerLabel } from "../patches/labels.js";
 import {
   isSyncedHostEndpoints,
   rebuildVirtualFromHost,
@@ -27,6 +32,11 @@ export interface EndpointsAdmission {
   onPatchError: "deny" | "allow";
   /** Reads the virtual Endpoints (--virtual-kubeconfig); without it, it is rebuilt from bookkeeping. */
   virtualEndpoints?: (namespace: string, name: string) => Promise<JsonObject | null>;
+  /** The vCluster (--vcluster-name) and which host namespaces it owns (--side host). */
+  owner: {
+    vclusterName: string;
+    ownership(namespace: string): Ownership | "unknown";
+  };
 }
 
 const KEPT = ["annotations", "labels", "finalizers"] as const;
@@ -82,6 +92,38 @@ async function patchObject(
   return mergeUpdate(old, object, await run(changes, true));
 }
 
+/** A host object this vCluster's sync wrote: its bookkeeping, with the managed-by label naming it. */
+function isOurHostCopy(object: JsonObject, vclusterName: string): boolean {
+  if (!isSyncedHostEndpoints(object)) return false;
+  const meta = object.metadata;
+  const labels = meta && typeof meta === "object" && !Array.isArray(meta) ? meta.labels : undefined;
+  if (!labels || typeof labels !== "object" || Array.isArray(labels)) return false;
+  return Object.hasOwn(labels, MarkerLabel) && labels[MarkerLabel] === vclusterName;
+}
+
+/**
+ * --side host: whether the object may be patched at all. Null: go on. A response: admitted
+ * untouched (another vCluster's, or not in a namespace this one owns), or refused with 503 while
+ * the namespace labels cannot be trusted yet.
+ */
+function hostGate(req: AdmissionRequest, deps: EndpointsAdmission): AdmissionReviewResponse | null {
+  const object = req.object as JsonObject;
+  if (!isOurHostCopy(object, deps.owner.vclusterName)) return allow(req.uid);
+  const verdict = deps.owner.ownership(req.namespace);
+  if (verdict === "unknown") {
+    return deny(
+      req.uid,
+      newServiceUnavailable(
+        `endpoints ${JSON.stringify(objectRef(req))}: cannot tell whether namespace ${JSON.stringify(req.namespace)} belongs to vCluster ${JSON.stringify(deps.owner.vclusterName)}: the namespace cache is not synced`,
+      ),
+    );
+  }
+  if (verdict.owned) return null;
+  return allow(req.uid, [
+    `endpoints ${JSON.stringify(objectRef(req))} not patched: ${verdict.why}`,
+  ]);
+}
+
 function objectRef(req: AdmissionRequest): string {
   return `${req.namespace || "default"}/${req.name}`;
 }
@@ -101,6 +143,10 @@ export async function admitEndpoints(
   }
   if (!deps.enabled || (req.operation !== "CREATE" && req.operation !== "UPDATE") || !req.object) {
     return allow(req.uid);
+  }
+  if (deps.side === "host") {
+    const gated = hostGate(req, deps);
+    if (gated !== null) return gated;
   }
   try {
     const patched = await patchObject(req, deps);
