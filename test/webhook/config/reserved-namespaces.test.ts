@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import {
@@ -14,7 +14,8 @@ import {
   reservedNamespaces,
 } from "../../../webhook/src/config/reserved-namespaces.js";
 import { validateVClusterConfig } from "../../../webhook/src/config/validate-config.js";
-import { repoRoot } from "../../support/fixtures.js";
+import { repoFile, repoRoot } from "../../support/fixtures.js";
+import { readmeBlock } from "../../readme/blocks.js";
 
 const bin = resolve(repoRoot, "webhook/bin/vgate");
 const WHERE = 'sync.toHost.namespaces.mappings.byName["team-*"]';
@@ -142,6 +143,23 @@ describe("config: reserved namespaces", () => {
       const usage = vgate(["check-config", "--namespace=Not_A_Namespace", good]);
       assert.equal(usage.status, 2);
       assert.match(usage.stderr, /invalid --namespace "Not_A_Namespace"/);
+    });
+
+    it("the README's example prints what it shows", () => {
+      const lines = readmeBlock(repoFile("README.md"), "$ cat vcluster.yaml");
+      const command = lines.findIndex((l) => l.startsWith("$ vgate check-config"));
+      const example = join(dir, "example");
+      mkdirSync(example);
+      writeFileSync(join(example, "vcluster.yaml"), `${lines.slice(1, command).join("\n")}\n`);
+      const args = lines[command]!.slice("$ vgate ".length).split(" ");
+      const r = spawnSync(bin, args, {
+        cwd: example,
+        encoding: "utf8",
+        env: env(),
+        timeout: 30_000,
+      });
+      assert.equal(r.status, 1);
+      assert.deepEqual(r.stderr.trimEnd().split("\n"), lines.slice(command + 1));
     });
 
     it("vgate sync: exit 1 before connecting anywhere, naming the mapping", () => {
