@@ -21,6 +21,10 @@ import { repoFile, repoRoot } from "../../support/fixtures.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
 import type { KubeObject } from "../../support/kube/kube-client.js";
 import { serviceAccountWith } from "../../support/kube/service-account.js";
+import { loadClientCa, parseCaBundle } from "../../../webhook/src/server/client-auth.js";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const bin = resolve(repoRoot, "webhook/bin/vgate");
 const DAY = 24 * 3600_000;
@@ -245,6 +249,7 @@ interface Secret {
       );
     }
 
+    /** The serving certificate alone, unless `more` names a --client-secret. */
     const certsFor = (name: string, secret: string, ...more: string[]) =>
       vgate(
         "certs",
@@ -257,6 +262,7 @@ interface Secret {
         secret,
         "--webhook-configuration",
         name,
+        ...(more.some((a) => a.startsWith("--client-secret")) ? [] : ["--skip-client-certificate"]),
         ...more,
       );
 
@@ -438,11 +444,93 @@ interface Secret {
         "--service=vgate-other",
         `--secret=${secretName}`,
         `--webhook-configuration=${name}`,
+        "--skip-client-certificate",
       );
       assert.equal(other.code, 0, other.stderr);
       assert.match(other.stdout, /renewed \(the certificate does not cover vgate-other\..*\)\n$/);
       const cert = new X509Certificate(field((await secretOf(secretName))!, "tls.crt"));
       assert.match(cert.subjectAltName ?? "", /^DNS:vgate-other\.vgate-certs-tests\.svc, /);
+    });
+
+    it("makes kube-apiserver's client certificate from a CA of its own, which vgate serve then trusts", async () => {
+      const name = unique("certs-client");
+      const secretName = unique("tls");
+      const clientSecret = unique("client");
+      await installConfigs(name);
+      const started = Date.now();
+      const r = await certsFor(name, secretName, `--client-secret=${clientSecret}`);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(
+        r.stdout,
+        new RegExp(`secret/${secretName} created\\nsecret/${clientSecret} created\\n$`),
+      );
+      const client = (await secretOf(clientSecret))!;
+      const serving = (await secretOf(secretName))!;
+      assert.equal(client.type, "kubernetes.io/tls");
+      assertNoKeys(r, client);
+      const cert = new X509Certificate(field(client, "tls.crt"));
+      const ca = new X509Certificate(field(client, "ca.crt"));
+      assert.match(cert.subject, /^CN=kube-apiserver$/m);
+      assert.deepEqual(cert.keyUsage, ["1.3.6.1.5.5.7.3.2"], "clientAuth only");
+      assert.ok(cert.checkIssued(ca) && cert.verify(ca.publicKey));
+      assertLifetime(cert, started, 365 * DAY);
+      // Its own CA: the serving CA did not sign it, and does not verify it.
+      const servingCa = new X509Certificate(field(serving, "ca.crt"));
+      assert.notEqual(ca.fingerprint256, servingCa.fingerprint256);
+      assert.ok(!cert.verify(servingCa.publicKey));
+      // vgate serve takes the Secret's ca.crt as --client-ca-file.
+      const dir = await mkdtemp(join(tmpdir(), "vgate-certs-client-"));
+      try {
+        await writeFile(join(dir, "ca.crt"), field(client, "ca.crt"));
+        const trusted = parseCaBundle(await loadClientCa(join(dir, "ca.crt")));
+        assert.deepEqual(
+          trusted.map((c) => c.fingerprint256),
+          [ca.fingerprint256],
+        );
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+      // Again: unchanged.
+      const again = await certsFor(name, secretName, `--client-secret=${clientSecret}`);
+      assert.match(again.stdout, new RegExp(`secret/${clientSecret} unchanged\\n$`));
+      assert.deepEqual((await secretOf(clientSecret))!.data, client.data);
+    });
+
+    it("renews the client certificate for another name keeping the previous CA trusted; --force drops it", async () => {
+      const name = unique("certs-client-renew");
+      const secretName = unique("tls");
+      const clientSecret = unique("client");
+      await installConfigs(name);
+      assert.equal((await certsFor(name, secretName, `--client-secret=${clientSecret}`)).code, 0);
+      const first = (await secretOf(clientSecret))!;
+      const renamed = await certsFor(
+        name,
+        secretName,
+        `--client-secret=${clientSecret}`,
+        "--client-name=apiserver-east",
+      );
+      assert.equal(renamed.code, 0, renamed.stderr);
+      assert.match(
+        renamed.stdout,
+        /renewed \(the certificate is for "kube-apiserver", not "apiserver-east"\)/,
+      );
+      const second = (await secretOf(clientSecret))!;
+      assert.match(new X509Certificate(field(second, "tls.crt")).subject, /CN=apiserver-east/);
+      const bundle = parseCaBundle(field(second, "ca.crt")).map((c) => c.fingerprint256);
+      assert.deepEqual(bundle, [
+        new X509Certificate(field(second, "ca.crt")).fingerprint256,
+        new X509Certificate(field(first, "ca.crt")).fingerprint256,
+      ]);
+      const forced = await certsFor(
+        name,
+        secretName,
+        `--client-secret=${clientSecret}`,
+        "--client-name=apiserver-east",
+        "--force",
+      );
+      assert.match(forced.stdout, /renewed \(--force; the previous CA is no longer trusted\)/);
+      const third = (await secretOf(clientSecret))!;
+      assert.equal(parseCaBundle(field(third, "ca.crt")).length, 1);
     });
 
     it("fails with exit 1 and changes nothing when no configuration has that name", async () => {
@@ -558,18 +646,26 @@ interface Secret {
         },
       ]);
       try {
+        // Both Secrets, the client certificate's included.
+        const clientSecret = unique("client");
         const args = [
           "certs",
           `--kubeconfig=${await installer.kubeconfig()}`,
           `--namespace=${NAMESPACE}`,
           `--secret=${secretName}`,
+          `--client-secret=${clientSecret}`,
           `--webhook-configuration=${name}`,
         ];
         const created = await vgate(...args);
         assert.equal(created.code, 0, created.stderr);
         const renewed = await vgate(...args, "--force");
         assert.equal(renewed.code, 0, renewed.stderr);
-        assert.match(renewed.stdout, /renewed \(--force\)\n$/);
+        assert.match(
+          renewed.stdout,
+          new RegExp(
+            `renewed \\(--force\\)\\nsecret/${clientSecret} renewed \\(--force; the previous CA is no longer trusted\\)\\n$`,
+          ),
+        );
       } finally {
         await installer.remove();
       }

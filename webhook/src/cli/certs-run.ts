@@ -22,7 +22,9 @@ import { KubeTransport } from "../kube/transport.js";
 import { CliError } from "./errors.js";
 import {
   bundleWithPrevious,
+  clientRenewalReason,
   issueCertificates,
+  issueClientCertificate,
   renewalReason,
   serviceDnsNames,
   type WebhookCertificates,
@@ -40,6 +42,13 @@ export interface CertsOptions {
   caValidityMs: number;
   force: boolean;
   kubeconfig?: string;
+  /**
+   * The Secret of kube-apiserver's client certificate for the review routes; null: not made
+   * (--skip-client-certificate).
+   */
+  clientSecret: string | null;
+  /** Its common name (vgate serve --client-allowed-names). */
+  clientName: string;
 }
 
 interface Plan {
@@ -75,6 +84,11 @@ export async function runCerts(opts: CertsOptions, out: CertsOutput): Promise<vo
     if (stored && stored.type !== TLS_SECRET_TYPE)
       throw wrongTypeError(opts.namespace, opts.secret, stored.type);
     const plan = await planCertificates(opts, stored);
+    const client = opts.clientSecret
+      ? await readTlsSecret(transport, opts.namespace, opts.clientSecret)
+      : null;
+    if (opts.clientSecret && client && client.type !== TLS_SECRET_TYPE)
+      throw wrongTypeError(opts.namespace, opts.clientSecret, client.type);
     for (const config of configs) {
       const result = await patchCaBundle(transport, config, plan.caBundle);
       const count = `${config.webhooks.length} webhook${config.webhooks.length === 1 ? "" : "s"}`;
@@ -85,6 +99,20 @@ export async function runCerts(opts: CertsOptions, out: CertsOutput): Promise<vo
     if (plan.write)
       await writeTlsSecret(transport, opts.namespace, opts.secret, plan.certs, stored ?? undefined);
     out.print(`secret/${opts.secret} ${plan.outcome}`);
+    if (opts.clientSecret) {
+      const clientPlan = await planClientCertificate(opts, client);
+      if (clientPlan.write) {
+        const data = { ...clientPlan.certs, caCert: clientPlan.caBundle };
+        await writeTlsSecret(
+          transport,
+          opts.namespace,
+          opts.clientSecret,
+          data,
+          client ?? undefined,
+        );
+      }
+      out.print(`secret/${opts.clientSecret} ${clientPlan.outcome}`);
+    }
   } catch (err) {
     if (err instanceof KubeError || err instanceof CliError) throw err;
     throw new CliError(transport.redact(err instanceof Error ? err.message : String(err)));
@@ -138,6 +166,43 @@ async function planCertificates(opts: CertsOptions, stored: StoredTlsSecret | nu
     certs,
     caBundle: bundleWithPrevious(certs.caCert, stored.data.caCert),
     outcome: `renewed (${why})`,
+    write: true,
+  };
+}
+
+/**
+ * kube-apiserver's client certificate. Its ca.crt is what vgate trusts (--client-ca-file): after a
+ * renewal the new CA and the previous one while it is valid, so kube-apiserver's current certificate
+ * keeps working until the new one is copied to the control-plane nodes; --force (a key that may have
+ * leaked) drops the previous CA at once.
+ */
+async function planClientCertificate(
+  opts: CertsOptions,
+  stored: StoredTlsSecret | null,
+): Promise<Plan> {
+  const reason = stored ? clientRenewalReason(stored.data, opts.clientName) : "none";
+  if (stored && reason === null && !opts.force) {
+    const certs = stored.data as WebhookCertificates;
+    return { certs, caBundle: certs.caCert, outcome: "unchanged", write: false };
+  }
+  const certs = await issueClientCertificate({
+    commonName: opts.clientName,
+    validityMs: opts.validityMs,
+    caValidityMs: opts.caValidityMs,
+  });
+  if (!stored) return { certs, caBundle: certs.caCert, outcome: "created", write: true };
+  if (opts.force) {
+    return {
+      certs,
+      caBundle: certs.caCert,
+      outcome: "renewed (--force; the previous CA is no longer trusted)",
+      write: true,
+    };
+  }
+  return {
+    certs,
+    caBundle: bundleWithPrevious(certs.caCert, stored.data.caCert),
+    outcome: `renewed (${reason})`,
     write: true,
   };
 }

@@ -17,6 +17,14 @@ Makes a CA and a serving certificate for the Service (<service>.<namespace>.svc,
 kubernetes.io/tls Secret (tls.crt, tls.key, ca.crt) in the namespace, and sets caBundle of every
 webhook in the MutatingWebhookConfiguration and ValidatingWebhookConfiguration of that name.
 
+It also makes kube-apiserver's client certificate for vgate's token and authorization webhooks:
+a CA of its own and a certificate for --client-name, in a second kubernetes.io/tls Secret
+(--client-secret). vgate trusts its ca.crt (vgate serve --client-ca-file, mounted from the
+Secret); copy its tls.crt and tls.key to /etc/kubernetes/vgate/client.crt and client.key on the
+control-plane nodes, where manifests/apiserver/'s webhook kubeconfigs name them. A renewal keeps
+the previous client CA in ca.crt while it is valid, so the certificate kube-apiserver presents
+keeps working until the new one is copied; --force drops it at once.
+
 Running it again is safe: a Secret whose certificate is signed by its ca.crt, covers those names
 and is valid for more than 30 more days is kept, and only caBundle is patched. Otherwise (or with
 --force) a new CA and certificate replace it; caBundle then holds the new CA and, until the next
@@ -36,11 +44,16 @@ Flags:
       --validity DURATION            Lifetime of the serving certificate, e.g. 365d or 8760h; more
                                      than 30d (default "365d")
       --ca-validity DURATION         Lifetime of the CA, at least --validity (default "3650d")
-      --force                        Renew even when the stored certificate is still good
+      --client-secret NAME           The TLS Secret of kube-apiserver's client certificate (default
+                                     "vgate-apiserver-client")
+      --client-name NAME             Its common name, as vgate serve --client-allowed-names lists it
+                                     (default "kube-apiserver")
+      --skip-client-certificate      Do not make or renew the client certificate
+      --force                        Renew even when the stored certificates are still good
       --kubeconfig FILE              Kubeconfig to use (default: $KUBECONFIG, then in-cluster)
   -h, --help                         Show this help
 
-It needs: get, create and update on secrets in the namespace; get and patch on
+It needs: get, create and update on secrets in the namespace (both Secrets); get and patch on
 mutatingwebhookconfigurations and validatingwebhookconfigurations.
 
 Exit status: 0 when done, 1 when the API server refused or could not be reached, 2 for a usage
@@ -86,6 +99,15 @@ function checkName(value: string, flag: string, pattern: RegExp, what: string): 
   return value;
 }
 
+/** A common name kube-apiserver's certificate can carry and --client-allowed-names can list. */
+function checkClientName(value: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9:._-]{0,63}$/.test(value))
+    throw usage(
+      `invalid --client-name ${JSON.stringify(value)}: 1 to 64 letters, digits, ':', '.', '_' or '-'`,
+    );
+  return value;
+}
+
 export function parseCertsArgs(args: string[]): CertsOptions | "help" {
   const { values, positionals } = parseCommandArgs("certs", args, {
     help: { type: "boolean", short: "h" },
@@ -97,6 +119,9 @@ export function parseCertsArgs(args: string[]): CertsOptions | "help" {
     "ca-validity": { type: "string", default: "3650d" },
     force: { type: "boolean", default: false },
     kubeconfig: { type: "string" },
+    "client-secret": { type: "string", default: "vgate-apiserver-client" },
+    "client-name": { type: "string", default: "kube-apiserver" },
+    "skip-client-certificate": { type: "boolean", default: false },
   });
   if (values.help) return "help";
   if (positionals.length > 0) throw usage(`unexpected argument ${JSON.stringify(positionals[0])}`);
@@ -121,6 +146,10 @@ export function parseCertsArgs(args: string[]): CertsOptions | "help" {
     caValidityMs,
     force: values.force,
     kubeconfig: values.kubeconfig,
+    clientSecret: values["skip-client-certificate"]
+      ? null
+      : checkName(values["client-secret"], "--client-secret", DNS_SUBDOMAIN, "DNS-1123 subdomain"),
+    clientName: checkClientName(values["client-name"]),
   };
 }
 

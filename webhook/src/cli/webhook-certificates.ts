@@ -76,6 +76,80 @@ export async function issueCertificates(opts: IssueOptions): Promise<WebhookCert
   return { caCert: ca.cert, cert: serving.cert, key: serving.private };
 }
 
+export interface ClientIssueOptions {
+  /** The client certificate's common name (what --client-allowed-names lists). */
+  commonName: string;
+  validityMs: number;
+  caValidityMs: number;
+  now?: Date;
+}
+
+/**
+ * A new client CA (its key dropped once it has signed) and a client certificate it signs: what
+ * kube-apiserver presents to vgate's review routes, and what vgate's --client-ca-file trusts. A CA
+ * of its own, apart from the serving CA and the cluster's: nothing else it signs reaches vgate.
+ */
+export async function issueClientCertificate(
+  opts: ClientIssueOptions,
+): Promise<WebhookCertificates> {
+  const now = opts.now?.getTime() ?? Date.now();
+  const notBeforeDate = new Date(now - BACKDATE_MS);
+  const common = { keyType: "ec", curve: "P-256", algorithm: "sha256", notBeforeDate } as const;
+  const name = `vgate-client-ca@${Math.floor(now / 1000)}`;
+  const ca = await generate([{ name: "commonName", value: name }], {
+    ...common,
+    notAfterDate: new Date(now + opts.caValidityMs),
+    extensions: [
+      { name: "basicConstraints", cA: true, pathLenConstraint: 0, critical: true },
+      {
+        name: "keyUsage",
+        keyCertSign: true,
+        cRLSign: true,
+        digitalSignature: true,
+        critical: true,
+      },
+    ],
+  });
+  const client = await generate([{ name: "commonName", value: opts.commonName }], {
+    ...common,
+    notAfterDate: new Date(now + Math.min(opts.validityMs, opts.caValidityMs)),
+    ca: { key: ca.private, cert: ca.cert },
+    extensions: [
+      { name: "basicConstraints", cA: false },
+      { name: "keyUsage", digitalSignature: true, critical: true },
+      { name: "extKeyUsage", clientAuth: true },
+    ],
+  });
+  return { caCert: ca.cert, cert: client.cert, key: client.private };
+}
+
+/**
+ * Why a stored client certificate cannot stay (null when it can): as renewalReason, with its
+ * common name instead of DNS names; ca.crt may hold the previous CA after the first.
+ */
+export function clientRenewalReason(
+  stored: Partial<WebhookCertificates>,
+  commonName: string,
+  now: Date = new Date(),
+): string | null {
+  if (!stored.cert || !stored.key || !stored.caCert) return "it lacks tls.crt, tls.key or ca.crt";
+  let cert: X509Certificate;
+  let ca: X509Certificate;
+  try {
+    cert = new X509Certificate(stored.cert);
+    ca = new X509Certificate(stored.caCert);
+    if (!cert.checkPrivateKey(createPrivateKey(stored.key)))
+      return "tls.key does not match tls.crt";
+  } catch {
+    return "it holds no valid PEM certificate and key";
+  }
+  if (!cert.checkIssued(ca) || !cert.verify(ca.publicKey)) return "ca.crt did not sign tls.crt";
+  const cn = /(?:^|\n)CN=([^\n]*)/.exec(cert.subject)?.[1];
+  if (cn !== commonName)
+    return `the certificate is for ${JSON.stringify(cn ?? "")}, not ${JSON.stringify(commonName)}`;
+  return expiryReason(cert, "the certificate", now) ?? expiryReason(ca, "the CA", now);
+}
+
 /** The DNS names in a certificate's subjectAltName. */
 export function dnsNamesOf(cert: X509Certificate): string[] {
   return (cert.subjectAltName ?? "")
