@@ -12,7 +12,7 @@ import { isAbsolute, join } from "node:path";
 import type { Cluster, Context, User } from "@kubernetes/client-node";
 import type { Authenticator } from "@kubernetes/client-node/dist/auth.js";
 import { newClusters, newContexts, newUsers } from "@kubernetes/client-node/dist/config_types.js";
-import { parse } from "yaml";
+import { parseKubeconfigText } from "./kubeconfig-document.js";
 
 export type { Cluster, Context, User };
 
@@ -23,11 +23,13 @@ export class ClientConfig {
   currentContext = "";
   private authenticators: Promise<Authenticator[]> | undefined;
 
-  /** Parses kubeconfig YAML (or JSON) with client-node's rules for each entry. */
+  /**
+   * Parses kubeconfig YAML (or JSON) with client-node's rules for each entry. A text that is not
+   * usable throws KubeconfigContentError, which says where, never what the text holds.
+   */
   loadFromString(text: string): void {
     // kubectl reads kubeconfig as YAML 1.1 (go-yaml), so `yes` and `no` are booleans there too.
-    const obj = (parse(text, { version: "1.1" }) ?? {}) as Record<string, unknown>;
-    if (typeof obj !== "object" || Array.isArray(obj)) throw new Error("not a kubeconfig object");
+    const obj = parseKubeconfigText(text);
     this.clusters = newClusters(obj["clusters"]);
     this.contexts = newContexts(obj["contexts"]);
     this.users = newUsers(obj["users"]);

@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 import { isIPv6 } from "node:net";
 import { ClientConfig as KubeConfig } from "./client-config.js";
+import { KubeconfigContentError } from "./kubeconfig-document.js";
 
 export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 
@@ -26,7 +27,10 @@ export interface LoadKubeConfigOptions {
   unchecked?: boolean;
 }
 
-/** A kubeconfig that cannot be found, read or used. Carries the file name in its message. */
+/**
+ * A kubeconfig that cannot be found, read or used. Carries the file name in its message, and the
+ * line and field when the text is at fault; never the file's content.
+ */
 export class KubeConfigError extends Error {
   override readonly name = "KubeConfigError";
 }
@@ -79,11 +83,22 @@ async function loadFile(file: string): Promise<KubeConfig> {
     throw new KubeConfigError(`cannot read kubeconfig ${JSON.stringify(file)}: ${text(err)}`);
   }
   const kc = new KubeConfig();
+  const where = `kubeconfig ${JSON.stringify(file)}`;
   try {
     kc.loadFromString(content);
     kc.makePathsAbsolute(dirname(file));
   } catch (err) {
-    throw new KubeConfigError(`cannot parse kubeconfig ${JSON.stringify(file)}: ${text(err)}`);
+    // Never the parser's own message: it quotes the line, token and all (docs/decisions.md OAK-32).
+    if (err instanceof KubeconfigContentError)
+      throw new KubeConfigError(`cannot parse ${where}: ${err.message}`, { cause: err });
+    if (isFileError(err))
+      throw new KubeConfigError(
+        `cannot read ${JSON.stringify(err.path)}, named in ${where}: ${err.code}`,
+        { cause: err },
+      );
+    throw new KubeConfigError(`cannot parse ${where}: it is not a usable kubeconfig`, {
+      cause: err,
+    });
   }
   return kc;
 }
@@ -123,6 +138,12 @@ function inClusterConfig(env: NodeJS.ProcessEnv, saDir: string): KubeConfig | nu
     { name: "inClusterUser", authProvider: { name: "tokenFile", config: { tokenFile } } },
   );
   return kc;
+}
+
+/** A failed read of a file the kubeconfig names (token-file): Node's error, with its path. */
+function isFileError(err: unknown): err is NodeJS.ErrnoException & { path: string; code: string } {
+  const e = err as NodeJS.ErrnoException | null;
+  return typeof e?.code === "string" && typeof e.path === "string" && typeof e.syscall === "string";
 }
 
 function text(err: unknown): string {

@@ -35,10 +35,15 @@ export async function loadTlsFiles(certFile: string, keyFile: string): Promise<T
   if (failures.length) throw new Error(failures.join("; "));
   const cert = (certRead as PromiseFulfilledResult<string>).value;
   const key = (keyRead as PromiseFulfilledResult<string>).value;
+  // Said by file, never by content: a certificate file may hold a private key by mistake.
   if (!cert.includes("BEGIN CERTIFICATE"))
-    throw new Error(`--tls-cert-file ${certFile} holds no PEM certificate`);
+    throw new Error(
+      `--tls-cert-file ${certFile} holds no PEM certificate (no -----BEGIN CERTIFICATE----- line)`,
+    );
   if (!/BEGIN (RSA |EC )?PRIVATE KEY/.test(key)) {
-    throw new Error(`--tls-private-key-file ${keyFile} holds no PEM private key`);
+    throw new Error(
+      `--tls-private-key-file ${keyFile} holds no PEM private key (no -----BEGIN PRIVATE KEY----- line)`,
+    );
   }
   return { cert, key, source: certFile };
 }
@@ -71,25 +76,41 @@ function codeOf(err: unknown): string {
   return typeof code === "string" ? code : "unreadable";
 }
 
+/** The 1-based line of the first PEM block whose label matches, or undefined. */
+function pemLine(text: string, label: RegExp): number | undefined {
+  const lines = text.split("\n");
+  const i = lines.findIndex((l) => {
+    const m = /^-----BEGIN ([A-Z0-9 ]+)-----\s*$/.exec(l);
+    return m !== null && label.test(m[1]!);
+  });
+  return i < 0 ? undefined : i + 1;
+}
+
+const atLine = (line: number | undefined) => (line === undefined ? "" : ` at line ${line}`);
+
 /**
  * Throws unless the certificate and key are a pair. Without this check the TLS library says only
- * "key values mismatch". The messages name the files, never their content.
+ * "key values mismatch". The messages name the files and the line of the PEM block at fault,
+ * never their content (docs/decisions.md OAK-32).
  */
 export function checkTlsPair(tls: TlsMaterial, certFile: string, keyFile: string): void {
   let cert: X509Certificate;
   try {
     cert = new X509Certificate(tls.cert);
   } catch (err) {
-    throw new Error(`--tls-cert-file ${certFile} holds no usable certificate (${codeOf(err)})`, {
-      cause: err,
-    });
+    const line = pemLine(tls.cert, /^CERTIFICATE$/);
+    throw new Error(
+      `--tls-cert-file ${certFile} holds no usable certificate: the PEM block${atLine(line)} cannot be read (${codeOf(err)})`,
+      { cause: err },
+    );
   }
   let key;
   try {
     key = createPrivateKey(tls.key);
   } catch (err) {
+    const line = pemLine(tls.key, /PRIVATE KEY$/);
     throw new Error(
-      `--tls-private-key-file ${keyFile} holds no usable private key (${codeOf(err)})`,
+      `--tls-private-key-file ${keyFile} holds no usable private key: the PEM block${atLine(line)} cannot be read (${codeOf(err)})`,
       { cause: err },
     );
   }
