@@ -13,6 +13,7 @@ import {
   GLOBAL_HELP,
 } from "./cli/flags.js";
 import { COMMANDS, findCommand } from "./commands/registry.js";
+import { terminalLines } from "./output/terminal-text.js";
 
 const processIo: Io = {
   out: (text) => void process.stdout.write(text),
@@ -24,11 +25,26 @@ const processIo: Io = {
   },
 };
 
+/**
+ * The one way out to the terminal (docs/decisions.md OAK-30): whatever a command writes, no
+ * control or bidirectional character but the line breaks and tabs of the output's own layout
+ * reaches stdout or stderr. Printers escape server text whole (line breaks too) before it gets
+ * here; this keeps a printer that forgets from writing an escape sequence.
+ */
+export function terminalIo(io: Io): Io {
+  return {
+    out: (text) => io.out(terminalLines(text)),
+    err: (text) => io.err(terminalLines(text)),
+    readStdin: () => io.readStdin(),
+  };
+}
+
 export async function main(
   argv: readonly string[],
-  io: Io = processIo,
+  rawIo: Io = processIo,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
+  const io = terminalIo(rawIo);
   if (argv[0] === "__complete" || argv[0] === "__completeNoDesc") {
     const { complete } = await import("./complete.js");
     return complete(argv.slice(1), io, env, argv[0] === "__complete");

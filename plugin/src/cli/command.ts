@@ -11,6 +11,7 @@ import {
 import { DEFAULT_GROUP_DOMAIN } from "../../../webhook/src/api/ownedaccesskey.js";
 import type { AccessKeyApi } from "../kube/api.js";
 import type { Connection } from "../kube/connect.js";
+import { escapeTerminal } from "../output/terminal-text.js";
 
 export interface Command {
   name: string;
@@ -41,6 +42,9 @@ export type Values = Record<string, string | boolean | (string | boolean)[] | un
 export class CommandContext {
   private apiPromise: Promise<AccessKeyApi> | undefined;
   private connectionPromise: Promise<Connection> | undefined;
+  private api_: AccessKeyApi | undefined;
+  /** Keys this run generated: never in an error, a warning or a printed object. */
+  private readonly generated = new Set<string>();
 
   constructor(
     /** The subcommand's name. */
@@ -99,20 +103,36 @@ export class CommandContext {
       const timeoutMs = parseRequestTimeout(this.string("request-timeout"));
       const connection = await this.connection();
       const { AccessKeyApi } = await import("../kube/api.js");
-      return new AccessKeyApi(connection, {
+      this.api_ = new AccessKeyApi(connection, {
         groupDomain: this.groupDomain,
         timeoutMs,
-        warn: (message) => this.io.err(`Warning: ${message}\n`),
+        // A server's warning is its text: escaped whole, and never with a key of ours in it.
+        warn: (message) => this.io.err(`Warning: ${escapeTerminal(this.redactNow(message))}\n`),
       });
+      return this.api_;
     })();
     return this.apiPromise;
   }
 
-  /** Removes the credentials sent so far from a message. */
+  /** A key this run generated: from now on, masked in errors, warnings and printed objects. */
+  addGeneratedKey(key: string): void {
+    this.generated.add(key);
+  }
+
+  get generatedKeys(): readonly string[] {
+    return [...this.generated];
+  }
+
+  /** Removes the credentials sent so far, and the keys generated, from a message. */
   async redact(text: string): Promise<string> {
-    if (!this.apiPromise) return text;
-    const api = await this.apiPromise.catch(() => undefined);
-    return api ? api.redact(text) : text;
+    if (this.apiPromise) await this.apiPromise.catch(() => undefined);
+    return this.redactNow(text);
+  }
+
+  private redactNow(text: string): string {
+    let out = this.api_ ? this.api_.redact(text) : text;
+    for (const key of this.generated) out = out.split(key).join("<redacted>");
+    return out;
   }
 
   close(): void {

@@ -18,6 +18,7 @@ export async function printKeys(
       noHeaders: ctx.flag("no-headers"),
       ...(ctx.string("sort-by") !== undefined ? { sortBy: ctx.string("sort-by")! } : {}),
       showKey: ctx.flag("show-key"),
+      generated: ctx.generatedKeys,
       kindGroup: api.kindGroup,
     },
     asList,

@@ -6,6 +6,8 @@
 import type { Command, CommandContext } from "../cli/command.js";
 import { CliError } from "../cli/errors.js";
 import type { JsonPatchOp } from "../kube/api.js";
+import { maskText, secretValues } from "../output/mask.js";
+import { escapeTerminal } from "../output/terminal-text.js";
 
 export const command: Command = {
   name: "annotate",
@@ -91,7 +93,13 @@ async function run(ctx: CommandContext): Promise<number> {
       (k) => Object.hasOwn(current, k) && current[k] !== change.set.get(k),
     );
     if (taken.length > 0) {
-      const list = taken.map((k) => `'${k}' already has a value (${current[k]})`).join(", ");
+      // The value is the server's text: masked (it may be last-applied-configuration, with a key
+      // in it) and escaped whole (docs/decisions.md OAK-33, OAK-30).
+      const secrets = secretValues(obj);
+      const shown = (text: string) => escapeTerminal(maskText(text, secrets));
+      const list = taken
+        .map((k) => `'${shown(k)}' already has a value (${shown(String(current[k]))})`)
+        .join(", ");
       throw new CliError(
         `--overwrite is false but found the following declared annotation(s): ${list}`,
       );

@@ -2,12 +2,12 @@
 // CSPRNG, base64url) and sends it, so this works whether vgate stores keys plain or hashed. The key
 // goes to stdout exactly once; everything else goes to stderr, so KEY=$(… create ci) works.
 
-import { writeFile } from "node:fs/promises";
 import { generateAccessKey } from "../../../webhook/src/accesskeys/key-generation.js";
 import type { Command, CommandContext } from "../cli/command.js";
-import { CliError } from "../cli/errors.js";
+import { CliError, errorLine } from "../cli/errors.js";
 import { hideKey } from "../keys/hide-key.js";
 import { keyKubeconfig } from "../keys/kubeconfig-file.js";
+import { SecretFile } from "../keys/secret-file.js";
 import { parseTtl } from "../keys/ttl.js";
 
 export const command: Command = {
@@ -76,29 +76,48 @@ async function run(ctx: CommandContext): Promise<number> {
     throw new CliError(
       `only one of --user, --team and --subject may be given (got ${owners.map((o) => `--${o}`).join(", ")})`,
     );
-  const api = await ctx.api();
-  const key = generateAccessKey();
-  const body = {
-    apiVersion: api.identity.apiVersion,
-    kind: api.identity.kind,
-    metadata: name ? { name } : { generateName: generateName ?? "accesskey-" },
-    spec: { ...buildSpec(ctx), key },
-  };
-  const created = await api.create(body).catch((err: unknown) => {
-    throw hideKey(err, key);
-  });
-  const createdName = created.metadata?.name ?? name ?? "";
+  const spec = buildSpec(ctx);
   const out = ctx.string("kubeconfig-out");
-  if (out) {
-    await writeFile(out, await keyKubeconfig(await ctx.connection(), createdName, key), {
-      mode: 0o600,
+  // The file is reserved before the key exists: a path that cannot be written costs no key.
+  const file = out ? await SecretFile.reserve(out, "--kubeconfig-out") : undefined;
+  try {
+    const api = await ctx.api();
+    const key = generateAccessKey();
+    ctx.addGeneratedKey(key);
+    const body = {
+      apiVersion: api.identity.apiVersion,
+      kind: api.identity.kind,
+      metadata: name ? { name } : { generateName: generateName ?? "accesskey-" },
+      spec: { ...spec, key },
+    };
+    const created = await api.create(body).catch((err: unknown) => {
+      throw hideKey(err, key);
     });
+    const createdName = created.metadata?.name ?? name ?? "";
+    const done = `${api.kindGroup}/${createdName} created`;
+    if (file) {
+      try {
+        await file.commit(
+          await keyKubeconfig(await ctx.connection(), createdName, key),
+          "--kubeconfig-out",
+        );
+      } catch (err) {
+        // The key exists now: it is not lost, it goes where it always goes, with what to do.
+        ctx.io.out(`${key}\n`);
+        ctx.io.err(
+          `${done}, but its kubeconfig was not written\n${errorLine(err)}\n` +
+            `The key is printed on standard output; make the kubeconfig from it with:\n` +
+            `  kubectl accesskey kubeconfig ${createdName} --key-file - > FILE\n`,
+        );
+        return 1;
+      }
+    }
+    ctx.io.out(`${key}\n`);
+    ctx.io.err(`${done}${out ? ` (kubeconfig written to ${out})` : ""}\n`);
+    return 0;
+  } finally {
+    await file?.discard();
   }
-  ctx.io.out(`${key}\n`);
-  ctx.io.err(
-    `${api.kindGroup}/${createdName} created${out ? ` (kubeconfig written to ${out})` : ""}\n`,
-  );
-  return 0;
 }
 
 function buildSpec(ctx: CommandContext): Record<string, unknown> {

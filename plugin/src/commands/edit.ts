@@ -11,6 +11,7 @@ import { parse, stringify } from "yaml";
 import type { Command, CommandContext } from "../cli/command.js";
 import { CliError, KubeError, errorLine } from "../cli/errors.js";
 import type { KubeObject } from "../kube/api.js";
+import { maskSecrets } from "../output/mask.js";
 
 export const command: Command = {
   name: "edit",
@@ -43,9 +44,11 @@ async function run(ctx: CommandContext): Promise<number> {
   const name = ctx.positionals[0]!;
   const api = await ctx.api();
   const original = await api.get(name);
-  const shown = structuredClone(original);
+  // The key is left out; a copy of it elsewhere (last-applied-configuration) is masked, and put
+  // back below unless the edit changed that string (docs/decisions.md OAK-33).
+  const shown = maskSecrets(original) as KubeObject;
   const spec = shown["spec"] as Record<string, unknown> | undefined;
-  const originalKey = spec?.["key"];
+  const originalKey = (original["spec"] as Record<string, unknown> | undefined)?.["key"];
   if (spec) delete spec["key"];
   const before = HEADER + stringify(shown);
   const dir = mkdtempSync(join(tmpdir(), "kubectl-accesskey-edit-"));
@@ -71,6 +74,7 @@ async function run(ctx: CommandContext): Promise<number> {
       `the edited file is not a YAML object: ${(err as Error).message}\nA copy of your changes has been stored to "${file}"`,
     );
   }
+  edited = unmaskUnchanged(edited, shown, original) as KubeObject;
   const editedSpec = edited["spec"] as Record<string, unknown> | undefined;
   if (
     editedSpec &&
@@ -119,4 +123,36 @@ function stripComments(text: string): string {
     .split("\n")
     .filter((l) => !l.startsWith("#"))
     .join("\n");
+}
+
+/**
+ * `edited` with each string that still reads as the masked copy had it (`shown`) turned back into
+ * the stored value (`original`), path by path.
+ */
+export function unmaskUnchanged(edited: unknown, shown: unknown, original: unknown): unknown {
+  if (typeof edited === "string") {
+    return typeof original === "string" && edited === shown && shown !== original
+      ? original
+      : edited;
+  }
+  if (Array.isArray(edited)) {
+    const s = Array.isArray(shown) ? shown : [];
+    const o = Array.isArray(original) ? original : [];
+    return edited.map((v, i) => unmaskUnchanged(v, s[i], o[i]));
+  }
+  if (edited && typeof edited === "object") {
+    const s = (shown && typeof shown === "object" ? shown : {}) as Record<string, unknown>;
+    const o = (original && typeof original === "object" ? original : {}) as Record<string, unknown>;
+    return Object.fromEntries(
+      Object.entries(edited).map(([k, v]) => [
+        k,
+        unmaskUnchanged(
+          v,
+          Object.hasOwn(s, k) ? s[k] : undefined,
+          Object.hasOwn(o, k) ? o[k] : undefined,
+        ),
+      ]),
+    );
+  }
+  return edited;
 }

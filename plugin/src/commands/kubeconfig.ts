@@ -6,6 +6,7 @@ import { readFile } from "node:fs/promises";
 import type { Command, CommandContext } from "../cli/command.js";
 import { CliError } from "../cli/errors.js";
 import { keyKubeconfig } from "../keys/kubeconfig-file.js";
+import { fileProblem } from "../keys/secret-file.js";
 
 export const command: Command = {
   name: "kubeconfig",
@@ -33,9 +34,7 @@ async function run(ctx: CommandContext): Promise<number> {
   try {
     text = from === "-" ? await ctx.io.readStdin() : await readFile(from, "utf8");
   } catch (err) {
-    throw new CliError(
-      `cannot read --key-file ${JSON.stringify(from)}: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
-    );
+    throw new CliError(`cannot read --key-file ${JSON.stringify(from)}: ${fileProblem(err)}`);
   }
   const key = text.trim();
   if (!key) throw new CliError(`--key-file ${JSON.stringify(from)} is empty`);

@@ -26,6 +26,7 @@ async function run(ctx: CommandContext): Promise<number> {
   const name = ctx.positionals[0]!;
   const api = await ctx.api();
   const key = generateAccessKey();
+  ctx.addGeneratedKey(key);
   await updateWithRetry(api, name, (obj) => {
     specOf(obj)["key"] = key;
     return true;

@@ -1,7 +1,6 @@
 // kubectl accesskey whoami: the API server's SelfSubjectReview (authentication.k8s.io/v1): user,
 // groups, and the access key a key login carries in its extra attributes.
 
-import { stringify } from "yaml";
 import type { Command, CommandContext } from "../cli/command.js";
 import { CliError } from "../cli/errors.js";
 
@@ -32,24 +31,29 @@ async function run(ctx: CommandContext): Promise<number> {
   }
   const api = await ctx.api();
   const { userInfo, review } = await api.whoAmI();
+  // The review is the server's text: -o json and -o yaml escape what a terminal would act on, the
+  // table escapes each value whole (docs/decisions.md OAK-30).
+  const { escapeJsonText, escapeTerminal } = await import("../output/terminal-text.js");
   if (output === "json") {
-    ctx.io.out(`${JSON.stringify(review, null, 4)}\n`);
+    ctx.io.out(`${escapeJsonText(JSON.stringify(review, null, 4))}\n`);
     return 0;
   }
   if (output === "yaml") {
-    ctx.io.out(stringify(review));
+    const { goYaml } = await import("../output/go-yaml.js");
+    ctx.io.out(goYaml(review));
     return 0;
   }
+  const text = (v: unknown) => escapeTerminal(String(v));
   const rows: [string, string][] = [["ATTRIBUTE", "VALUE"]];
-  if (userInfo.username) rows.push(["Username", userInfo.username]);
-  if (userInfo.uid) rows.push(["UID", userInfo.uid]);
-  if (userInfo.groups?.length) rows.push(["Groups", `[${userInfo.groups.join(" ")}]`]);
+  if (userInfo.username) rows.push(["Username", text(userInfo.username)]);
+  if (userInfo.uid) rows.push(["UID", text(userInfo.uid)]);
+  if (userInfo.groups?.length) rows.push(["Groups", `[${userInfo.groups.map(text).join(" ")}]`]);
   for (const [k, v] of Object.entries(userInfo.extra ?? {}).sort(([a], [b]) =>
     a.localeCompare(b),
   )) {
-    rows.push([`Extra: ${k}`, `[${v.join(" ")}]`]);
+    rows.push([`Extra: ${text(k)}`, `[${(Array.isArray(v) ? v : []).map(text).join(" ")}]`]);
   }
-  const width = Math.max(...rows.map(([k]) => k.length)) + 3;
+  const width = Math.max(...rows.map(([k]) => [...k].length)) + 3;
   ctx.io.out(rows.map(([k, v]) => `${k.padEnd(width)}${v}\n`).join(""));
   return 0;
 }

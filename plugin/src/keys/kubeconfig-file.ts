@@ -2,7 +2,9 @@
 // the key as bearer token (the documented "static kubeconfig" of an access key).
 
 import { readFileSync } from "node:fs";
+import { CliError } from "../cli/errors.js";
 import type { Connection } from "../kube/connect.js";
+import { fileProblem } from "./secret-file.js";
 
 export async function keyKubeconfig(
   connection: Connection,
@@ -11,7 +13,7 @@ export async function keyKubeconfig(
 ): Promise<string> {
   const cluster = connection.config.getCurrentCluster();
   const clusterLines = [`    server: ${JSON.stringify(connection.server)}`];
-  const ca = cluster?.caFile ? readFileSync(cluster.caFile).toString("base64") : cluster?.caData;
+  const ca = cluster?.caFile ? readCa(cluster.caFile) : cluster?.caData;
   if (ca) clusterLines.push(`    certificate-authority-data: ${ca}`);
   if (cluster?.skipTLSVerify) clusterLines.push("    insecure-skip-tls-verify: true");
   if (cluster?.tlsServerName)
@@ -38,4 +40,14 @@ export async function keyKubeconfig(
     `    token: ${JSON.stringify(key)}`,
     "",
   ].join("\n");
+}
+
+function readCa(file: string): string {
+  try {
+    return readFileSync(file).toString("base64");
+  } catch (err) {
+    throw new CliError(
+      `cannot read the certificate-authority file ${JSON.stringify(file)} of the kubeconfig: ${fileProblem(err)}`,
+    );
+  }
 }

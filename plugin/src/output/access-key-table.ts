@@ -14,7 +14,7 @@ import { parseRfc3339 } from "../../../webhook/src/accesskeys/deletion.js";
 import { cell } from "./cells.js";
 import { isJsonObject } from "./go-values.js";
 import { humanDuration } from "./human-duration.js";
-import { keyStatus } from "./key-status.js";
+import { shownStatus } from "./key-status.js";
 
 export const NEVER = "<never>";
 const SCOPE_ENTRIES_SHOWN = 3;
@@ -140,9 +140,19 @@ function groupsCell(object: unknown): string {
   return cell(groups.join(","));
 }
 
-/** One row of the list table. Never reads spec.key. */
-export function tableRow(object: unknown, wide: boolean, now: number): string[] {
-  const { status, expiresAt } = keyStatus(object, now);
+/**
+ * One row of the list table. STATUS is read from `stored` (a short plain key is Weak); every cell
+ * with text from the object is read from `shown`, the object with its secrets masked (mask.ts).
+ * No cell shows spec.key.
+ */
+export function tableRow(
+  stored: unknown,
+  wide: boolean,
+  now: number,
+  shown: unknown = stored,
+): string[] {
+  const { status, expiresAt } = shownStatus(stored, now);
+  const object = shown;
   const row = [
     cell(str(object, "metadata", "name")),
     cell(str(object, "spec", "displayName")),

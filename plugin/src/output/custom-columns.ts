@@ -1,10 +1,12 @@
 // kubectl's -o custom-columns=HEADER:expr,… (k8s.io/kubectl/pkg/cmd/get/customcolumn.go): each
 // expression is made a JSONPath template the relaxed way (`.a.b`, `a.b`, `{.a.b}`), missing keys
 // are allowed, a cell is every value found, printed with Go's %v and joined by ",", and <none>
-// when nothing is found. Headers are printed as given, once, unless --no-headers.
+// when nothing is found. Headers are printed as given, once, unless --no-headers. Each value is
+// escaped whole for the terminal (docs/decisions.md OAK-30), so a tab or line break of a value
+// stays inside its cell, where kubectl lets it move what follows.
 
 import { OutputError } from "./format.js";
-import { escapeTerminal } from "./cells.js";
+import { escapeTerminal } from "./terminal-text.js";
 import { goSprint } from "./go-values.js";
 import { JsonPathError, JsonPathTemplate, relaxedJsonPath } from "./jsonpath/template.js";
 import { tabwrite } from "./tabwriter.js";
@@ -56,6 +58,5 @@ export function printCustomColumns(
   const rows: string[][] = [];
   if (!noHeaders) rows.push(columns.map((c) => c.header));
   for (const object of objects) rows.push(columns.map((c) => columnCell(c.template, object)));
-  // kubectl writes cells joined by tabs: a tab or newline inside a value moves what follows.
   return tabwrite(rows.map((row) => `${row.join("\t")}\n`).join(""));
 }

@@ -1,26 +1,26 @@
 // `kubectl accesskey describe NAME`: kubectl-describe style ("Field:" and a value, aligned by
 // describe's tab writer: minwidth 0, padding 2; a line without a value starts a new aligned block).
-// It shows the computed status and expiry and never the key: only whether one is set and how it
-// is stored.
+// It shows the computed status and expiry and never the key: only whether one is set, how it is
+// stored and whether it is weak. Text comes from the object with its secrets masked wherever they
+// are (mask.ts), one line of it per value, escaped for the terminal (cells.ts).
 
 import { ownPath } from "../../../webhook/src/accesskeys/json-fields.js";
 import { exactDuration, NEVER, rfc3339, scopeEntries } from "./access-key-table.js";
-import { escapeTerminal, NONE } from "./cells.js";
+import { NONE, oneLine } from "./cells.js";
 import { isJsonObject } from "./go-values.js";
 import { humanDuration } from "./human-duration.js";
-import { keyStatus, ttlBase, ttlSeconds } from "./key-status.js";
+import {
+  keyStatus,
+  keyWeakness,
+  shownStatus,
+  ttlBase,
+  ttlSeconds,
+  WEAK_KEY_LENGTH,
+} from "./key-status.js";
+import { maskSecrets } from "./mask.js";
 import { parseRfc3339 } from "../../../webhook/src/accesskeys/deletion.js";
+import { isStoredHash } from "../../../webhook/src/accesskeys/key-hash.js";
 import { DESCRIBE_SETTINGS, tabwrite } from "./tabwriter.js";
-
-/** One line of text for a value: cut at the first line break (with "..."), escapes neutralised. */
-function oneLine(value: string): string {
-  const lineBreak = value.search(/[\f\n\r\v]/);
-  const text = escapeTerminal(lineBreak >= 0 ? value.slice(0, lineBreak) : value).replace(
-    /\t/g,
-    " ",
-  );
-  return lineBreak >= 0 ? `${text}...` : text;
-}
 
 const str = (object: unknown, ...path: string[]): string | undefined => {
   const v = ownPath(object, path);
@@ -80,8 +80,15 @@ function timeLine(title: string, ts: string | undefined, now: number, missing: s
 
 function keyLine(object: unknown): string {
   const key = ownPath(object, ["spec", "key"]);
-  if (typeof key !== "string" || key === "") return `Key:\t${NONE}`;
-  return `Key:\tset, stored ${key.startsWith("sha256:") ? "hashed" : "in plain form"} (never shown)`;
+  const weakness = keyWeakness(object);
+  const weak =
+    weakness === "short"
+      ? `; weak: shorter than ${WEAK_KEY_LENGTH} characters, rotate it`
+      : weakness === "reported"
+        ? `; weak: the server found it shorter than ${WEAK_KEY_LENGTH} characters, rotate it`
+        : "";
+  if (typeof key !== "string" || key === "") return `Key:\t${NONE}${weak}`;
+  return `Key:\tset, stored ${isStoredHash(key) ? "hashed" : "in plain form"} (never shown)${weak}`;
 }
 
 function scopeLines(object: unknown): string[] {
@@ -90,11 +97,19 @@ function scopeLines(object: unknown): string[] {
   return ["Scope:", ...entries.map((e) => `  ${oneLine(e)}`)];
 }
 
-/** `kubectl accesskey describe NAME`: kubectl-describe style, computed expiry, never the key. */
-export function describeAccessKey(object: unknown, now: number = Date.now()): string {
+/**
+ * `kubectl accesskey describe NAME`: kubectl-describe style, computed expiry, never the key.
+ * `generated`: keys this run made, masked like spec.key.
+ */
+export function describeAccessKey(
+  stored: unknown,
+  now: number = Date.now(),
+  generated: readonly string[] = [],
+): string {
+  const object = maskSecrets(stored, { generated });
   const groups = ownPath(object, ["spec", "groups"]);
   const groupList = Array.isArray(groups) ? groups.filter((g) => typeof g === "string") : [];
-  const { status } = keyStatus(object, now);
+  const { status } = shownStatus(stored, now);
   const lines = [
     `Name:\t${orNone(str(object, "metadata", "name"))}`,
     `Display Name:\t${orNone(str(object, "spec", "displayName"))}`,
@@ -110,7 +125,7 @@ export function describeAccessKey(object: unknown, now: number = Date.now()): st
     ...expiryLines(object, now),
     timeLine("Last Activity", str(object, "status", "lastActivity"), now, NEVER),
     timeLine("Created", str(object, "metadata", "creationTimestamp"), now, "<unknown>"),
-    keyLine(object),
+    keyLine(stored),
     ...scopeLines(object),
   ];
   return tabwrite(`${lines.join("\n")}\n`, DESCRIBE_SETTINGS);

@@ -7,6 +7,7 @@
 //     `"yes"`, `"n"`, `"2021-01-01"`, `""`), which is double-quoted, or plain is not allowed
 //     (leading `*`, `: `, ` #`, edge spaces…), which is single-quoted, or it has characters
 //     libyaml will not print raw (tab, control, astral), which is double-quoted with escapes;
+//     so are the bidirectional controls, which libyaml prints raw (our one difference);
 //     multi-line strings are literal blocks (`|`, `|-`, `|+`, with an indentation indicator when
 //     they start with a space);
 //   - long plain and quoted strings fold at the first space past column 80, as libyaml does.
@@ -78,8 +79,24 @@ function resolvesToNonString(s: string): boolean {
   return GO_INT.test(plain) || YAML_FLOAT.test(plain) || /^-?0b[01]+$/.test(plain);
 }
 
-/** libyaml's IS_PRINTABLE (with unicode output on, as go-yaml sets it). */
+/**
+ * The Unicode bidirectional marks, embeddings, overrides and isolates. libyaml writes them raw;
+ * we escape them in a double-quoted scalar, so a terminal cannot reorder what -o yaml shows
+ * (docs/decisions.md OAK-30). The value read back is the same.
+ */
+const isBidiControl = (cp: number) =>
+  cp === 0x061c ||
+  cp === 0x200e ||
+  cp === 0x200f ||
+  (cp >= 0x202a && cp <= 0x202e) ||
+  (cp >= 0x2066 && cp <= 0x2069);
+
+/**
+ * libyaml's IS_PRINTABLE (with unicode output on, as go-yaml sets it), which already leaves out
+ * the C0 controls but LF, DEL and the C1 controls; and not the bidirectional controls.
+ */
 function isPrintable(cp: number): boolean {
+  if (isBidiControl(cp)) return false;
   return (
     cp === 0x0a ||
     (cp >= 0x20 && cp <= 0x7e) ||

@@ -1,26 +1,178 @@
-// Secrets in printed objects. spec.key is the bearer token (or its sha256 in hashed mode): -o
-// json|yaml|jsonpath|custom-columns replace it with KEY_MASK unless --show-key. The IdP data
-// (spec.identity.connectorData, spec.oidcLogin's tokens) is always replaced.
+// Secrets in printed objects (docs/decisions.md OAK-33). Masking is by value, not by field: a key
+// shows up wherever someone copied it (`kubectl apply` keeps the whole manifest, key included, in
+// the kubectl.kubernetes.io/last-applied-configuration annotation; a user may paste it into a
+// description). So the object's secret values are collected first:
+//   - spec.key as stored;
+//   - for a plain key, also `sha256:<hex>` of it and the bare hex;
+//   - for a hashed key (`sha256:<hex>`), also the bare hex, and every string in the object whose
+//     SHA-256 is that hash: whole strings (values and map keys), the strings inside a string that
+//     holds JSON (such as last-applied-configuration), and the words of a string;
+//   - keys the plugin generated in this run, with their hashes;
+//   - the identity provider's secrets (spec.identity.connectorData, spec.oidcLogin's tokens).
+// Then every occurrence of each, as a substring, in every string of the object (map keys too) is
+// replaced by KEY_MASK. A value shorter than MIN_SUBSTRING is replaced only where it stands
+// alone: a whole string, or a JSON string inside a string (`"abc"`); as a substring it would mask
+// unrelated text all over the output. --show-key turns all of it off but the identity provider's
+// secrets, which are always masked.
 
+import { createHash } from "node:crypto";
+import { ownPath } from "../../../webhook/src/accesskeys/json-fields.js";
+import { isStoredHash } from "../../../webhook/src/accesskeys/key-hash.js";
 import { isJsonObject, type JsonObject } from "./go-values.js";
 
 /** What a masked secret reads as; never a valid key (keys are URL-safe base64 or sha256:<hex>). */
 export const KEY_MASK = "REDACTED";
 
-const ALWAYS_MASKED: readonly (readonly string[])[] = [
+/** Secrets at least this long are masked inside other text too. */
+export const MIN_SUBSTRING = 8;
+
+/** The longest key the server accepts (docs/decisions.md OAK-14): no longer string can be one. */
+const MAX_KEY_LENGTH = 8192;
+/** JSON inside JSON inside a string is looked into this deep. */
+const MAX_JSON_DEPTH = 4;
+
+const IDP_SECRETS: readonly (readonly string[])[] = [
   ["spec", "identity", "connectorData"],
   ["spec", "oidcLogin", "idToken"],
   ["spec", "oidcLogin", "accessToken"],
   ["spec", "oidcLogin", "refreshToken"],
 ];
 
-/** A copy of `object` with its secrets masked (spec.key too unless `showKey`). */
-export function maskSecrets(object: unknown, showKey = false): unknown {
+export interface MaskOptions {
+  /** --show-key: print spec.key and its copies (the identity provider's secrets stay masked). */
+  showKey?: boolean;
+  /** Keys the plugin generated in this run. */
+  generated?: readonly string[];
+}
+
+const sha256Hex = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
+
+/** A key and the forms of it the server or a copy may hold: itself, `sha256:<hex>`, the hex. */
+function withHashes(key: string, into: Set<string>): void {
+  into.add(key);
+  if (isStoredHash(key)) {
+    into.add(key.slice("sha256:".length));
+    return;
+  }
+  const hex = sha256Hex(key);
+  into.add(`sha256:${hex}`);
+  into.add(hex);
+}
+
+/** Every string of a value: values and map keys, and the strings of JSON held in a string. */
+function* strings(value: unknown, depth = 0): Generator<string> {
+  if (typeof value === "string") {
+    yield value;
+    const start = value.trimStart()[0];
+    if (depth < MAX_JSON_DEPTH && (start === "{" || start === "[" || start === '"')) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(value);
+      } catch {
+        return;
+      }
+      yield* strings(parsed, depth + 1);
+    }
+    return;
+  }
+  if (Array.isArray(value)) {
+    for (const item of value) yield* strings(item, depth);
+    return;
+  }
+  if (isJsonObject(value)) {
+    for (const [k, v] of Object.entries(value)) {
+      yield k;
+      yield* strings(v, depth);
+    }
+  }
+}
+
+/** Whole strings and their words (split at white space and quotes), as long as a key may be. */
+function candidates(object: unknown): Set<string> {
+  const out = new Set<string>();
+  for (const s of strings(object)) {
+    if (s.length <= MAX_KEY_LENGTH) out.add(s);
+    for (const word of s.split(/[\s"'`]+/)) {
+      if (word !== "" && word.length <= MAX_KEY_LENGTH) out.add(word);
+    }
+  }
+  return out;
+}
+
+/** The strings of `object` whose SHA-256 is the stored hash `key`. */
+function preimages(object: unknown, key: string): string[] {
+  const hex = key.slice("sha256:".length);
+  return [...candidates(object)].filter((c) => c !== key && sha256Hex(c) === hex);
+}
+
+/** The secret values of one object (see the top of this file), longest first. */
+export function secretValues(object: unknown, opts: MaskOptions = {}): string[] {
+  const found = new Set<string>();
+  for (const path of IDP_SECRETS) {
+    const v = ownPath(object, path);
+    if (typeof v === "string" && v !== "") found.add(v);
+  }
+  if (!opts.showKey) {
+    const key = ownPath(object, ["spec", "key"]);
+    if (typeof key === "string" && key !== "") {
+      withHashes(key, found);
+      if (isStoredHash(key)) for (const plain of preimages(object, key)) withHashes(plain, found);
+    }
+    for (const generated of opts.generated ?? []) if (generated) withHashes(generated, found);
+  }
+  return [...found].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * The ways a secret is written inside JSON text: JavaScript's escaping, and Go's, which also
+ * writes `<`, `>`, `&`, U+2028 and U+2029 as `\u` escapes (kubectl writes last-applied-configuration
+ * with Go's encoder).
+ */
+function jsonForms(secret: string): string[] {
+  const js = JSON.stringify(secret).slice(1, -1);
+  const go = js.replace(
+    /[<>&\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+  return [...new Set([js, go])];
+}
+
+/** `text` with every occurrence of the secrets masked (short ones only where they stand alone). */
+export function maskText(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (out === secret) return KEY_MASK;
+    if (secret.length >= MIN_SUBSTRING) {
+      for (const form of new Set([secret, ...jsonForms(secret)])) {
+        out = out.split(form).join(KEY_MASK);
+      }
+    } else {
+      for (const form of jsonForms(secret)) out = out.split(`"${form}"`).join(`"${KEY_MASK}"`);
+    }
+  }
+  return out;
+}
+
+function maskValue(value: unknown, secrets: readonly string[]): unknown {
+  if (typeof value === "string") return maskText(value, secrets);
+  if (Array.isArray(value)) return value.map((v) => maskValue(v, secrets));
+  if (isJsonObject(value)) {
+    // fromEntries defines own properties: a "__proto__" key stays a key.
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [maskText(k, secrets), maskValue(v, secrets)]),
+    );
+  }
+  return value;
+}
+
+/** A copy of `object` with its secrets masked wherever they appear (see the top of this file). */
+export function maskSecrets(object: unknown, opts: MaskOptions = {}): unknown {
   if (!isJsonObject(object)) return object;
-  const paths = showKey ? ALWAYS_MASKED : [["spec", "key"], ...ALWAYS_MASKED];
+  const paths = opts.showKey ? IDP_SECRETS : [["spec", "key"], ...IDP_SECRETS];
   let out = object;
   for (const path of paths) out = maskPath(out, path);
-  return out;
+  const secrets = secretValues(object, opts);
+  return secrets.length === 0 ? out : maskValue(out, secrets);
 }
 
 /** Copies only the objects along `path`; leaves the value alone unless it is a non-empty string. */

@@ -6,8 +6,13 @@
 //   - json is Go's MarshalIndent with 4 spaces (kubectl's JSONPrinter), keys sorted;
 //   - json and yaml leave out metadata.managedFields unless asked (--show-managed-fields);
 //   - jsonpath runs with missing keys allowed (kubectl get's default).
-// Secrets: spec.key is masked (KEY_MASK) in every machine-readable format unless showKey; tables
-// and describe never read it; error messages are always built from the masked object.
+// Secrets: every printed object is masked by value first (mask.ts, docs/decisions.md OAK-33), in
+// every format, unless showKey; tables and describe never print spec.key; error messages are
+// always built from the masked object.
+// Terminals (docs/decisions.md OAK-30): text formats (tables, -o name, custom-columns, jsonpath)
+// escape every string from the object with escapeTerminal where it becomes text; -o json writes
+// DEL, C1 and bidirectional characters as \u escapes too, and -o yaml double-quotes and escapes
+// them.
 
 import { goQuote } from "../../../webhook/src/api/go-quote.js";
 import { OutputError, parseErrorMessage, type OutputFormat } from "./format.js";
@@ -16,9 +21,10 @@ import { printCustomColumns } from "./custom-columns.js";
 import { goJson, isJsonObject } from "./go-values.js";
 import { goYaml } from "./go-yaml.js";
 import { JsonPathError, JsonPathTemplate } from "./jsonpath/template.js";
-import { maskSecrets } from "./mask.js";
+import { maskSecrets, type MaskOptions } from "./mask.js";
 import { sortObjects } from "./sort-by.js";
 import { formatColumns } from "./tabwriter.js";
+import { escapeJsonText, escapeTerminal } from "./terminal-text.js";
 
 export { OutputError } from "./format.js";
 export { describeAccessKey } from "./describe.js";
@@ -29,8 +35,10 @@ export interface PrintOptions {
   noHeaders?: boolean;
   /** kubectl's --sort-by, a JSONPath expression such as .metadata.name or '{.spec.ttl}'. */
   sortBy?: string;
-  /** -o json|yaml mask spec.key unless this is true (--show-key). Tables and describe never show it. */
+  /** Every format masks the key wherever it appears unless this is true (--show-key). */
   showKey?: boolean;
+  /** Keys the plugin generated in this run: masked like spec.key. */
+  generated?: readonly string[];
   /** "now" in ms since the epoch, for AGE / EXPIRES / STATUS; defaults to Date.now(). */
   now?: number;
   /** e.g. "ownedaccesskey.management.loft.sh", for -o name (prints "<this>/<name>"). */
@@ -58,20 +66,26 @@ export function printObjects(
   const { format } = opts;
   if (format.kind === "table") return printTable(objects, opts, format.wide);
   const sorted = list && opts.sortBy ? sortObjects(objects, opts.sortBy, false) : [...objects];
-  const shown = sorted.map((o) => maskSecrets(o, opts.showKey));
+  const shown = sorted.map((o) => maskSecrets(o, maskOptions(opts)));
   const data = list ? listOf(shown) : shown[0];
   switch (format.kind) {
     case "json":
-      return `${goJson(omitManagedFields(data, opts), "    ")}\n`;
+      return `${escapeJsonText(goJson(omitManagedFields(data, opts), "    "))}\n`;
     case "yaml":
       return goYaml(omitManagedFields(data, opts));
     case "name":
-      return shown.map((o) => `${opts.kindGroup}/${objectName(o) || "<unknown>"}\n`).join("");
+      return shown
+        .map((o) => `${opts.kindGroup}/${escapeTerminal(objectName(o)) || "<unknown>"}\n`)
+        .join("");
     case "jsonpath":
       return runTemplate(format.template, data, sorted, list, opts, format.asJson ?? false);
     case "custom-columns":
       return printCustomColumns(format.spec, shown, opts.noHeaders ?? false);
   }
+}
+
+function maskOptions(opts: PrintOptions): MaskOptions {
+  return { showKey: opts.showKey ?? false, generated: opts.generated ?? [] };
 }
 
 /** cli-runtime's OmitManagedFieldsPrinter, which kubectl puts in front of -o json and -o yaml. */
@@ -103,7 +117,8 @@ function printTable(objects: readonly unknown[], opts: PrintOptions, wide: boole
   // kubectl prints nothing, not even the headers, for no rows ("No resources found" is stderr's).
   if (sorted.length === 0) return "";
   const now = opts.now ?? Date.now();
-  const rows = sorted.map((o) => tableRow(o, wide, now));
+  // The status is read from the object as stored (a weak key is Weak), the cells from the masked one.
+  const rows = sorted.map((o) => tableRow(o, wide, now, maskSecrets(o, maskOptions(opts))));
   return formatColumns(opts.noHeaders ? rows : [tableHeaders(wide), ...rows]);
 }
 
@@ -123,14 +138,14 @@ function runTemplate(
     throw err;
   }
   try {
-    return template.execute(data, { asJson });
+    return template.execute(data, { asJson, escapeData: true });
   } catch (err) {
     if (!(err instanceof JsonPathError)) throw err;
     // With --show-key the message could quote the key (filters print the value they refuse):
     // take it from a run over the masked object instead.
     let message = err.message;
     if (opts.showKey) {
-      const masked = sorted.map((o) => maskSecrets(o, false));
+      const masked = sorted.map((o) => maskSecrets(o, { ...maskOptions(opts), showKey: false }));
       try {
         template.execute(list ? listOf(masked) : masked[0], { asJson });
       } catch (again) {
@@ -139,7 +154,7 @@ function runTemplate(
     }
     // kubectl also prints the whole object it gave the engine; that would show the key.
     throw new OutputError(
-      `error executing jsonpath ${goQuote(text)}: Error executing template: ${message}. Printing more information for debugging the template:\n\ttemplate was:\n\t\t${text}`,
+      `error executing jsonpath ${goQuote(text)}: Error executing template: ${escapeTerminal(message)}. Printing more information for debugging the template:\n\ttemplate was:\n\t\t${text}`,
     );
   }
 }

@@ -10,6 +10,7 @@ import { goYaml } from "../../../plugin/src/output/go-yaml.js";
 import { goFloatV, goJson, goSprint } from "../../../plugin/src/output/go-values.js";
 import { humanDuration } from "../../../plugin/src/output/human-duration.js";
 import { keyStatus } from "../../../plugin/src/output/key-status.js";
+import { escapeJsonText } from "../../../plugin/src/output/terminal-text.js";
 import { printObjects } from "../../../plugin/src/output/print.js";
 import { quantityValue } from "../../../plugin/src/output/sort-by.js";
 import { tabwrite } from "../../../plugin/src/output/tabwriter.js";
@@ -310,7 +311,7 @@ describe("plugin output: printers", () => {
         assert.equal(goYaml(object), kubectl.stdout);
       });
 
-      it("-o json", async () => {
+      it("-o json (DEL, C1 and bidirectional characters escaped, where kubectl writes them raw)", async () => {
         const kubectl = await kubectlPrint(object, "json");
         assert.equal(kubectl.code, 0, kubectl.stderr);
         const ours = printObjects(
@@ -318,7 +319,9 @@ describe("plugin output: printers", () => {
           { format: parseOutput("json"), kindGroup: KIND_GROUP },
           false,
         );
-        assert.equal(ours, kubectl.stdout);
+        assert.ok(kubectl.stdout.includes("nel\u0085x"), "kubectl writes U+0085 raw");
+        assert.equal(ours, escapeJsonText(kubectl.stdout));
+        assert.deepEqual(JSON.parse(ours), JSON.parse(kubectl.stdout));
       });
 
       it("-o yaml for random strings (property, 5 batches of 200)", async () => {

@@ -20,6 +20,7 @@ import {
   isJsonObject,
   sortedKeys,
 } from "../go-values.js";
+import { escapeJsonText, escapeTerminal } from "../terminal-text.js";
 import type { ArrayNode, FilterNode, ListNode, Node } from "./nodes.js";
 import { JsonPathError } from "./parser.js";
 
@@ -53,6 +54,8 @@ export class Evaluator {
   private endRange = 0;
   private lastEndNode = -1;
   private steps = 0;
+  /** The result lists that are the template's own text (`{"\t"}`, text between actions). */
+  private readonly templateText = new WeakSet<Value[]>();
 
   constructor(
     private readonly root: ListNode,
@@ -86,6 +89,7 @@ export class Evaluator {
         }
         continue;
       }
+      if (printsTemplateText(nodes[i]!)) this.templateText.add(results);
       full.push(results);
     }
     return full;
@@ -102,6 +106,11 @@ export class Evaluator {
       // Go passes value.Interface(): a null item becomes an invalid value.
       full.push(...this.findResults(value === null ? undefined : value, body));
     }
+  }
+
+  /** Whether a list of results is text of the template itself, not values from the data. */
+  isTemplateText(results: Value[]): boolean {
+    return this.templateText.has(results);
   }
 
   private spend(n: number): void {
@@ -370,12 +379,28 @@ function toText(v: Value): string {
   return goSprint(v);
 }
 
+/** A node whose results are its own text: a text node, or a list that ends in one. */
+function printsTemplateText(node: Node): boolean {
+  if (node.type === "text") return true;
+  if (node.type !== "list") return false;
+  const last = node.nodes.at(-1);
+  return last !== undefined && printsTemplateText(last);
+}
+
 /**
  * client-go's PrintResults for every result list: each value as text (maps and lists as compact
  * JSON), separated by a space; with `asJson` (-o jsonpath-as-json) each list as an indented JSON
- * array and a newline.
+ * array and a newline. With `fromData` (the kubectl plugin's terminal output, docs/decisions.md
+ * OAK-30), what comes from the data is escaped: strings whole with escapeTerminal, JSON with
+ * escapeJsonText; the template's own text is printed as written.
  */
-export function printResults(all: Value[][], asJson: boolean): string {
+export function printResults(
+  all: Value[][],
+  asJson: boolean,
+  fromData?: (results: Value[]) => boolean,
+): string {
+  const text = (results: Value[], s: string) => (fromData?.(results) ? escapeTerminal(s) : s);
+  const jsonText = (results: Value[], s: string) => (fromData?.(results) ? escapeJsonText(s) : s);
   const out: string[] = [];
   let size = 0;
   const cache = new Map<object, string>();
@@ -400,15 +425,20 @@ export function printResults(all: Value[][], asJson: boolean): string {
   for (const results of all) {
     if (asJson) {
       add(
-        `${json(
-          results.map((v) => (v === undefined ? null : v)),
-          "    ",
+        `${jsonText(
+          results,
+          json(
+            results.map((v) => (v === undefined ? null : v)),
+            "    ",
+          ),
         )}\n`,
       );
       continue;
     }
     results.forEach((v, i) => {
-      add(Array.isArray(v) || isJsonObject(v) ? json(v) : toText(v));
+      add(
+        Array.isArray(v) || isJsonObject(v) ? jsonText(results, json(v)) : text(results, toText(v)),
+      );
       if (i !== results.length - 1) add(" ");
     });
   }

@@ -9,6 +9,13 @@ export interface RunOptions {
   allowMissingKeys?: boolean;
 }
 
+export interface ExecuteOptions extends RunOptions {
+  /** -o jsonpath-as-json: each result list as an indented JSON array. */
+  asJson?: boolean;
+  /** Escape what comes from the data for a terminal (printResults' `fromData`). */
+  escapeData?: boolean;
+}
+
 export class JsonPathTemplate {
   private constructor(
     readonly text: string,
@@ -27,8 +34,13 @@ export class JsonPathTemplate {
   }
 
   /** client-go's Execute: the printed text. */
-  execute(data: unknown, opts: RunOptions & { asJson?: boolean } = {}): string {
-    return printResults(this.findResults(data, opts), opts.asJson ?? false);
+  execute(data: unknown, opts: ExecuteOptions = {}): string {
+    const evaluator = new Evaluator(this.root, { allowMissingKeys: opts.allowMissingKeys ?? true });
+    const results = evaluator.findResults(data);
+    const fromData = opts.escapeData
+      ? (list: unknown[]) => !evaluator.isTemplateText(list)
+      : undefined;
+    return printResults(results, opts.asJson ?? false, fromData);
   }
 }
 
