@@ -98,6 +98,25 @@ describe("kubectl accesskey: help, usage and client errors", function () {
     assert.match(r.stderr, new RegExp(`^error: cannot parse kubeconfig "${path}": `));
   });
 
+  it("a kubeconfig whose token line is malformed: the file, line and field, never the token", async () => {
+    // docs/decisions.md OAK-32: the YAML parser's own message quotes the line.
+    const path = kubeconfig(
+      "stray-colon.kubeconfig",
+      "https://127.0.0.1:1",
+      "    token: s3cr3t-p1ugin-T0KEN: stray",
+    );
+    const r = await plugin(["list", "--all"], { kubeconfig: path });
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, "");
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `^error: cannot parse kubeconfig "${path}": line 15, column \\d+: in users\\[0\\]\\.user\\.token: [a-z][^\\n]*\\n$`,
+      ),
+    );
+    assert.ok(!r.stderr.includes("s3cr3t") && !r.stderr.includes("T0KEN"), r.stderr);
+  });
+
   it("a --kubeconfig that does not exist: error naming the file", async () => {
     const r = await plugin(["list", "--kubeconfig", join(dir, "missing")]);
     assert.equal(r.code, 1);

@@ -170,7 +170,10 @@ function connectionError(err: TransportError, server: string): Error {
  */
 export function warnings(header: string | string[] | undefined): string[] {
   if (header === undefined) return [];
-  const all = Array.isArray(header) ? header.join(", ") : header;
+  // Node reads header bytes as latin1; the warning's text is UTF-8 (kube-apiserver writes it so).
+  const all = Buffer.from(Array.isArray(header) ? header.join(", ") : header, "latin1").toString(
+    "utf8",
+  );
   const out: string[] = [];
   for (const m of all.matchAll(/\d{3} \S+ "((?:[^"\\]|\\.)*)"/g)) {
     out.push(m[1]!.replace(/\\(.)/g, "$1"));

@@ -90,8 +90,9 @@ function applyOverrides(kc: ClientConfig, flags: ConnectionFlags): void {
   const hasContext = kc.getContextObject(kc.currentContext) !== null;
   if (!hasContext) {
     if (kc.currentContext && !flags.server) {
+      // The name is the file's current-context: not quoted (docs/decisions.md OAK-32).
       throw new KubeconfigError(
-        `context was not found for specified context: ${kc.currentContext}`,
+        "context was not found for the kubeconfig's current-context: give --context or --server",
       );
     }
     kc.currentContext = "kubectl-accesskey";

@@ -10,9 +10,10 @@
 //   - keys the plugin generated in this run, with their hashes;
 //   - the identity provider's secrets (spec.identity.connectorData, spec.oidcLogin's tokens).
 // Then every occurrence of each, as a substring, in every string of the object (map keys too) is
-// replaced by KEY_MASK. A value shorter than MIN_SUBSTRING is replaced only where it stands
-// alone: a whole string, or a JSON string inside a string (`"abc"`); as a substring it would mask
-// unrelated text all over the output. --show-key turns all of it off but the identity provider's
+// replaced by KEY_MASK (also as JSON writes it inside a string, with JavaScript's or Go's escapes);
+// a string holding JSON that still decodes to a secret after that is replaced whole. A value
+// shorter than MIN_SUBSTRING is replaced only where it stands alone: a whole string, or a JSON
+// string inside a string (`"abc"`); as a substring it would mask unrelated text all over. --show-key turns all of it off but the identity provider's
 // secrets, which are always masked.
 
 import { createHash } from "node:crypto";
@@ -153,13 +154,28 @@ export function maskText(text: string, secrets: readonly string[]): string {
   return out;
 }
 
+/**
+ * A string masked, and then checked: if JSON inside it still decodes to a secret (written with
+ * escapes no form above matches, such as `\u0061`), the whole string is masked.
+ */
+function maskString(text: string, secrets: readonly string[]): string {
+  const masked = maskText(text, secrets);
+  if (masked === KEY_MASK) return masked;
+  for (const inner of strings(masked)) {
+    if (inner === masked) continue;
+    const hit = secrets.some((s) => (s.length >= MIN_SUBSTRING ? inner.includes(s) : inner === s));
+    if (hit) return KEY_MASK;
+  }
+  return masked;
+}
+
 function maskValue(value: unknown, secrets: readonly string[]): unknown {
-  if (typeof value === "string") return maskText(value, secrets);
+  if (typeof value === "string") return maskString(value, secrets);
   if (Array.isArray(value)) return value.map((v) => maskValue(v, secrets));
   if (isJsonObject(value)) {
     // fromEntries defines own properties: a "__proto__" key stays a key.
     return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [maskText(k, secrets), maskValue(v, secrets)]),
+      Object.entries(value).map(([k, v]) => [maskString(k, secrets), maskValue(v, secrets)]),
     );
   }
   return value;

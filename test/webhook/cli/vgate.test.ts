@@ -279,7 +279,7 @@ describe("vgate CLI", function () {
           silentKubeconfig,
           ...local,
         ],
-        `--tls-cert-file ${key} holds no PEM certificate`,
+        `--tls-cert-file ${key} holds no PEM certificate (no -----BEGIN CERTIFICATE----- line)`,
       );
     });
 
@@ -336,6 +336,113 @@ describe("vgate CLI", function () {
         r.stderr,
         new RegExp(`^error: cannot parse kubeconfig ${JSON.stringify(garbage)}`),
       );
+    });
+
+    describe("a malformed kubeconfig or certificate file: the file and the line, never its content", () => {
+      // docs/decisions.md OAK-32. Each file holds a secret; none of it may reach stderr.
+      const TOKEN = "s3cr3t-TOKEN-a8Hd2Kq9Zm4Wx7Pc";
+      const malformed = () => {
+        const file = join(dir, "malformed.kubeconfig");
+        writeFileSync(
+          file,
+          [
+            "apiVersion: v1",
+            "kind: Config",
+            "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]",
+            "users:",
+            "- name: u",
+            "  user:",
+            `    token: ${TOKEN}: stray`,
+            "contexts: [{name: x, context: {cluster: c, user: u}}]",
+            "current-context: x",
+            "",
+          ].join("\n"),
+        );
+        return file;
+      };
+      const exits = (args: string[]) =>
+        spawnSync(bin, args, {
+          encoding: "utf8",
+          env: cleanEnv(),
+          timeout: EXIT_WITHIN_MS,
+          killSignal: "SIGKILL",
+        });
+      const expectPlace = (stderr: string, file: string) => {
+        assert.match(
+          stderr,
+          new RegExp(
+            `cannot parse kubeconfig ${JSON.stringify(file).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: line 7, column \\d+: in users\\[0\\]\\.user\\.token: `,
+          ),
+        );
+        assert.ok(!stderr.includes("s3cr3t") && !stderr.includes("a8Hd2K"), stderr);
+      };
+
+      it("vgate serve --kubeconfig", () => {
+        const file = malformed();
+        const r = exits(["serve", "--dev", "--kubeconfig", file, ...local]);
+        assert.equal(r.status, 1, r.stderr);
+        expectPlace(r.stderr, file);
+      });
+
+      it("vgate certs --kubeconfig", () => {
+        const file = malformed();
+        const r = exits(["certs", "--kubeconfig", file]);
+        assert.equal(r.status, 1, r.stderr);
+        expectPlace(r.stderr, file);
+      });
+
+      it("vgate sync --virtual-kubeconfig", () => {
+        const file = malformed();
+        const r = exits([
+          "sync",
+          `--config=${resolve(repoRoot, "webhook/examples/vcluster.yaml")}`,
+          `--virtual-kubeconfig=${file}`,
+          `--host-kubeconfig=${file}`,
+          "--vcluster-name=vc",
+          "--vcluster-namespace=vc-ns",
+          "--metrics-bind-address=0",
+          "--health-probe-bind-address=0",
+        ]);
+        assert.equal(r.status, 1, r.stderr);
+        expectPlace(r.stderr, file);
+      });
+
+      it("vgate serve --tls-cert-file with a broken certificate block and a private key in it", async () => {
+        const pair = await selfSignedTls();
+        const keyLines = pair.key.trim().split("\n").slice(1, -1);
+        const crt = join(dir, "broken.crt");
+        // A certificate block whose body is a private key's: unreadable as a certificate.
+        writeFileSync(
+          crt,
+          [
+            "# issued by hand",
+            "-----BEGIN CERTIFICATE-----",
+            ...keyLines,
+            "-----END CERTIFICATE-----",
+            "",
+          ].join("\n"),
+        );
+        const key = join(dir, "broken.key");
+        writeFileSync(key, pair.key);
+        const r = exits([
+          "serve",
+          "--tls-cert-file",
+          crt,
+          "--tls-private-key-file",
+          key,
+          "--kubeconfig",
+          silentKubeconfig,
+          ...local,
+        ]);
+        assert.equal(r.status, 1, r.stderr);
+        assert.match(
+          r.stderr,
+          new RegExp(
+            `^error: --tls-cert-file ${crt} holds no usable certificate: the PEM block at line 2 cannot be read \\([A-Z_0-9]+\\)\n$`,
+          ),
+        );
+        for (const line of keyLines) assert.ok(!r.stderr.includes(line.slice(0, 16)), r.stderr);
+      });
     });
 
     it("an unreadable --virtual-kubeconfig", () => {

@@ -205,8 +205,14 @@ function checkEntry(
  */
 export function parseKubeconfigText(text: string): Record<string, unknown> {
   const lines = new LineCounter();
-  // parseDocument collects warnings instead of printing them (parse() prints them with the line).
-  const doc = parseDocument(text, { version: "1.1", lineCounter: lines, prettyErrors: false });
+  // parseDocument collects warnings instead of printing them (parse() prints them with the line),
+  // and logLevel "error" keeps toJS from printing its own (which quote keys) as process warnings.
+  const doc = parseDocument(text, {
+    version: "1.1",
+    lineCounter: lines,
+    prettyErrors: false,
+    logLevel: "error",
+  });
   const error = doc.errors[0];
   if (error) throw located(lines, error.pos[0], problemOf(error), doc);
   let value: unknown;

@@ -103,13 +103,12 @@ async function loadFile(file: string): Promise<KubeConfig> {
   return kc;
 }
 
+/** Says what is missing without quoting the file's values (docs/decisions.md OAK-32). */
 function checkUsable(kc: KubeConfig, source: string): KubeConfig {
   const where = `kubeconfig ${JSON.stringify(source)}`;
   if (!kc.getCurrentContext()) throw new KubeConfigError(`${where} has no current-context`);
   if (!kc.getContextObject(kc.getCurrentContext())) {
-    throw new KubeConfigError(
-      `${where}: context ${JSON.stringify(kc.getCurrentContext())} not found`,
-    );
+    throw new KubeConfigError(`${where}: its current-context names no context in contexts`);
   }
   if (!kc.getCurrentCluster()) {
     throw new KubeConfigError(`${where}: the current context names no known cluster`);
