@@ -31,6 +31,7 @@ const NAMED = new Set([
 /** Accepted for kubectl's sake, and ignored: not worth offering. */
 const HIDDEN_FLAGS = new Set(["namespace", "cache-dir"]);
 const OUTPUT_FORMATS = ["json", "yaml", "name", "wide", "jsonpath=", "custom-columns="];
+const SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 export async function complete(
   args: readonly string[],
@@ -150,9 +151,11 @@ async function keyNames(
     const api = await ctx.api();
     try {
       const items = await api.list();
+      // Only names Kubernetes allows (DNS-1123 subdomains): a candidate is typed into the shell,
+      // and one line per candidate is the protocol (docs/decisions.md OAK-30).
       return items
         .map((o) => o.metadata?.name ?? "")
-        .filter((n) => n && !taken.has(n))
+        .filter((n) => SUBDOMAIN.test(n) && !taken.has(n))
         .map((value) => ({ value }));
     } finally {
       api.close();

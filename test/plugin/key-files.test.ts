@@ -89,7 +89,7 @@ const KEY_LINE = /^[A-Za-z0-9_-]{43}\n$/;
       assert.deepEqual(leftovers(dir), []);
     });
 
-    it("a missing directory or a directory at the path: a clear error, and no key", async () => {
+    it("a missing or unwritable directory, or a directory at the path: a clear error, and no key", async () => {
       const missing = join(dir, "nowhere", "ci.kubeconfig");
       const n = name("nodir");
       const r = await plugin(["create", n, "--kubeconfig-out", missing], {
@@ -102,6 +102,19 @@ const KEY_LINE = /^[A-Za-z0-9_-]{43}\n$/;
       );
       assert.ok(!r.stderr.includes("ENOENT"));
       assert.equal(await exists(n), false);
+      // A directory nobody may write to, root included (these tests run as root): sysfs.
+      if (existsSync("/sys/kernel")) {
+        const denied = "/sys/kernel/ci.kubeconfig";
+        const p = await plugin(["create", n, "--kubeconfig-out", denied], {
+          kubeconfig: env.admin,
+        });
+        assert.equal(p.code, 1);
+        assert.equal(
+          p.stderr,
+          `error: cannot write --kubeconfig-out "${denied}": permission denied (in "/sys/kernel")\n`,
+        );
+        assert.equal(await exists(n), false);
+      }
       const asDir = join(dir, "a-directory");
       mkdirSync(asDir);
       const d = await plugin(["create", n, "--kubeconfig-out", asDir], { kubeconfig: env.admin });

@@ -11,7 +11,7 @@
 
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
@@ -20,7 +20,7 @@ import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import { HAVE_KUBECTL, KUBECTL_SKIP_REASON, kubectlFor } from "../support/kubectl.js";
 import { startHostileServer, status, type HostileServer } from "./hostile-server.js";
 import { pluginCluster, RUN_ID, type PluginCluster } from "./plugin-cluster.js";
-import { plugin, type Run } from "./plugin-run.js";
+import { kubectl, plugin, type Run } from "./plugin-run.js";
 
 /**
  * What must never reach a terminal raw: C0 but LF (TAB included: no format here uses one), DEL, C1
@@ -179,6 +179,41 @@ describe("kubectl accesskey against a hostile API server", function () {
     assert.ok(table.stdout.includes(`${ESCAPED_LINE}...`), table.stdout);
     const columns = await run(["list", "--all", "-o", "custom-columns=D:.spec.displayName"]);
     assert.ok(columns.stdout.includes(`${ESCAPED_LINE}\\r\\n2nd\n`), columns.stdout);
+  });
+
+  (HAVE_KUBECTL ? it : it.skip)(
+    `through kubectl's plugin discovery: the same escaped table${KUBECTL_SKIP_REASON}`,
+    async () => {
+      const args = [
+        "list",
+        "--all",
+        "--server",
+        server.url,
+        "--token",
+        "t",
+        "--insecure-skip-tls-verify",
+      ];
+      const r = await kubectl(["accesskey", ...args]);
+      assert.equal(r.code, 0, r.stderr);
+      assertSafe(r.stdout, "kubectl accesskey list");
+      assert.equal(lineCount(r.stdout), keys.length + 1);
+      assert.equal(r.stdout, (await plugin(args)).stdout);
+    },
+  );
+
+  it("completion offers only names Kubernetes allows, one per line", async () => {
+    const r = await plugin([
+      "__complete",
+      "get",
+      "--server",
+      server.url,
+      "--token",
+      "t",
+      "--insecure-skip-tls-verify",
+      "",
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "weak-reported\nweak-short\nweak-but-disabled\nweak-but-expired\n:4\n");
   });
 
   it("-o json and -o yaml: escaped, and the same values read back", async () => {
@@ -461,6 +496,43 @@ describe("kubectl accesskey against a hostile API server", function () {
         assert.ok(shown.stdout.includes(key) && shown.stdout.includes(key2), shown.stdout);
       },
     );
+
+    it("edit: a key copied into an annotation is masked in the file, and kept unless edited", async () => {
+      const name = `edit-masked-${RUN_ID}`;
+      const key = `edit-${RUN_ID}-0123456789abcdefghijklmnopqrstuvwxyz`;
+      made.push(name);
+      const applied = `${JSON.stringify({ spec: { key } })}\n`;
+      const res = await create({
+        metadata: {
+          name,
+          annotations: { "kubectl.kubernetes.io/last-applied-configuration": applied },
+        },
+        spec: { user: `editor-${RUN_ID}`, key, description: "old" },
+      });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      const dir = mkdtempSync(join(tmpdir(), "accesskey-edit-mask-"));
+      const editor = join(dir, "editor.sh");
+      writeFileSync(
+        editor,
+        `#!/bin/sh\ncp "$1" "${dir}/seen.yaml"\nsed -i 's/description: old/description: new/' "$1"\n`,
+      );
+      chmodSync(editor, 0o755);
+      const r = await plugin(["edit", name], { kubeconfig: env.admin, env: { EDITOR: editor } });
+      assert.equal(r.code, 0, r.stderr);
+      const seen = readFileSync(join(dir, "seen.yaml"), "utf8");
+      assert.ok(!seen.includes(key), seen);
+      assert.match(seen, /REDACTED/);
+      const after = await env.cluster.admin.request<{
+        metadata: { annotations: Record<string, string> };
+        spec: Record<string, string>;
+      }>("GET", `/apis/${env.cluster.group}/v1/ownedaccesskeys/${name}`);
+      assert.equal(after.body.spec["description"], "new");
+      assert.equal(after.body.spec["key"], key);
+      assert.equal(
+        after.body.metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"],
+        applied,
+      );
+    });
 
     it("a short plain key is Weak in list and describe (while the server still stores one)", async function () {
       const name = `weak-${RUN_ID}`;

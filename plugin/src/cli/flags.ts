@@ -74,7 +74,7 @@ export const OUTPUT_HELP: FlagHelp[] = [
   { flag: "-o, --output=''", text: "json|yaml|name|wide|jsonpath=…|custom-columns=…" },
   { flag: "--no-headers=false", text: "Do not print the table's header row" },
   { flag: "--sort-by=''", text: "Sort by a JSONPath expression, e.g. .metadata.name" },
-  { flag: "--show-key=false", text: "With -o json|yaml, print spec.key instead of masking it" },
+  { flag: "--show-key=false", text: "Print the key (and copies of it) instead of REDACTED" },
 ];
 
 /** The flag names (without dashes) that take a value, for finding the subcommand in argv. */

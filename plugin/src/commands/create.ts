@@ -60,7 +60,7 @@ kubectl accesskey create --generate-name ci- --ttl 12h --ttl-after-last-activity
     { flag: "--subject=''", text: "A generic subject owns the key (admins)" },
     {
       flag: "--kubeconfig-out=''",
-      text: "Also write a kubeconfig that logs in with the key to this file",
+      text: "Also write a kubeconfig that logs in with the key to this file (mode 0600)",
     },
   ],
   run,

@@ -12,7 +12,8 @@ export const command: Command = {
   summary: "Show one or more access keys",
   usage: "get [NAME...] [flags]",
   description: `Show the named OwnedAccessKeys (every key, when no name is given) as a table or in
-the format of -o. The key itself is never printed: -o json|yaml mask spec.key unless --show-key.`,
+the format of -o. The key is never printed, wherever it appears (an annotation too), unless
+--show-key.`,
   examples: `# One key as a table
 kubectl accesskey get ci
 

@@ -10,8 +10,9 @@ export const command: Command = {
   summary: "List your access keys (--all: everyone's)",
   usage: "list [--all] [-l SELECTOR] [flags]",
   description: `List OwnedAccessKeys as a table: NAME, DISPLAY NAME, OWNER, TYPE, SCOPE, STATUS
-(Active/Disabled/Expired), EXPIRES, LAST ACTIVITY and AGE. Without --all it shows the keys whose
-spec.user is you (as the API server's SelfSubjectReview names you), filtered on the server.`,
+(Active/Weak/Disabled/Expired; Weak: a working key shorter than 32 characters), EXPIRES, LAST
+ACTIVITY and AGE. Without --all it shows the keys whose spec.user is you (as the API server's
+SelfSubjectReview names you), filtered on the server.`,
   examples: `# Your keys
 kubectl accesskey list
 
