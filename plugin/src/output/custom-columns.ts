@@ -42,7 +42,8 @@ function columnCell(template: JsonPathTemplate, object: unknown): string {
   try {
     values = template.findResults(object);
   } catch (err) {
-    if (err instanceof JsonPathError) throw new OutputError(err.message);
+    // The message may quote a value: escaped whole, as the cells are.
+    if (err instanceof JsonPathError) throw new OutputError(escapeTerminal(err.message));
     throw err;
   }
   if (values.length === 0 || values[0]!.length === 0) return "<none>";

@@ -21,7 +21,7 @@ import { printCustomColumns } from "./custom-columns.js";
 import { goJson, isJsonObject } from "./go-values.js";
 import { goYaml } from "./go-yaml.js";
 import { JsonPathError, JsonPathTemplate } from "./jsonpath/template.js";
-import { maskSecrets, type MaskOptions } from "./mask.js";
+import { maskSecrets, maskText, secretValues, type MaskOptions } from "./mask.js";
 import { sortObjects } from "./sort-by.js";
 import { formatColumns } from "./tabwriter.js";
 import { escapeJsonText, escapeTerminal } from "./terminal-text.js";
@@ -65,7 +65,7 @@ export function printObjects(
   const list = asList || objects.length !== 1;
   const { format } = opts;
   if (format.kind === "table") return printTable(objects, opts, format.wide);
-  const sorted = list && opts.sortBy ? sortObjects(objects, opts.sortBy, false) : [...objects];
+  const sorted = list && opts.sortBy ? sorting(objects, opts.sortBy, false, opts) : [...objects];
   const shown = sorted.map((o) => maskSecrets(o, maskOptions(opts)));
   const data = list ? listOf(shown) : shown[0];
   switch (format.kind) {
@@ -81,6 +81,27 @@ export function printObjects(
       return runTemplate(format.template, data, sorted, list, opts, format.asJson ?? false);
     case "custom-columns":
       return printCustomColumns(format.spec, shown, opts.noHeaders ?? false);
+  }
+}
+
+/**
+ * sortObjects on the objects as stored; its error may quote a value (a filter on a map prints the
+ * map), so the message is masked and escaped whole (OAK-33, OAK-30).
+ */
+function sorting(
+  objects: readonly unknown[],
+  sortBy: string,
+  table: boolean,
+  opts: PrintOptions,
+): unknown[] {
+  try {
+    return sortObjects(objects, sortBy, table);
+  } catch (err) {
+    if (!(err instanceof OutputError)) throw err;
+    const secrets = [...new Set(objects.flatMap((o) => secretValues(o, maskOptions(opts))))].sort(
+      (a, b) => b.length - a.length,
+    );
+    throw new OutputError(escapeTerminal(maskText(err.message, secrets)));
   }
 }
 
@@ -113,7 +134,7 @@ function objectName(o: unknown): string {
 function printTable(objects: readonly unknown[], opts: PrintOptions, wide: boolean): string {
   // kubectl sorts the table only when it has more than one row.
   const sorted =
-    opts.sortBy && objects.length > 1 ? sortObjects(objects, opts.sortBy, true) : objects;
+    opts.sortBy && objects.length > 1 ? sorting(objects, opts.sortBy, true, opts) : objects;
   // kubectl prints nothing, not even the headers, for no rows ("No resources found" is stderr's).
   if (sorted.length === 0) return "";
   const now = opts.now ?? Date.now();

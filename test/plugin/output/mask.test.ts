@@ -124,6 +124,26 @@ describe("masking keys by value", () => {
     assert.equal(m.spec["key"], KEY_MASK);
   });
 
+  it("a --sort-by error that quotes the objects (a filter on a map) never quotes the key", () => {
+    const objects = [keyObject(PLAIN), { ...keyObject(PLAIN), metadata: { name: "k2" } }];
+    for (const output of ["", "name"]) {
+      assert.throws(
+        () =>
+          printObjects(
+            objects,
+            { format: parseOutput(output), kindGroup: KIND_GROUP, sortBy: "{.spec[?(@.x)]}" },
+            true,
+          ),
+        (err: Error) => {
+          assert.match(err.message, /is not array or slice and cannot be filtered/);
+          assert.ok(err.message.includes("key:REDACTED"), err.message);
+          assert.ok(!err.message.includes(PLAIN), err.message);
+          return true;
+        },
+      );
+    }
+  });
+
   it("keys generated in this run are masked with their hashes", () => {
     const generated = "gen-0123456789abcdefghijklmnopqrstuvwxyzABCD";
     const o = { metadata: { name: "k", annotations: { a: `x ${generated}`, b: sha(generated) } } };
