@@ -66,7 +66,8 @@ async function run(ctx: CommandContext): Promise<number> {
   }
   let edited: KubeObject;
   try {
-    edited = parse(after) as KubeObject;
+    // No YAML warnings: Node would print them straight to stderr, past the terminal filter.
+    edited = parse(after, { logLevel: "error" }) as KubeObject;
     if (!edited || typeof edited !== "object" || Array.isArray(edited))
       throw new Error("not an object");
   } catch (err) {
