@@ -42,6 +42,14 @@ function assertSafe(text: string, what: string): void {
 
 const lineCount = (text: string) => text.split("\n").length - 1;
 
+/** Any C0, DEL, C1 or bidirectional character, or an ordinary one. */
+const HOSTILE_CHAR = fc.oneof(
+  fc.integer({ min: 0, max: 0x1f }).map((c) => String.fromCharCode(c)),
+  fc.integer({ min: 0x7f, max: 0x9f }).map((c) => String.fromCharCode(c)),
+  fc.constantFrom(..."\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"),
+  fc.constantFrom(..."a Z0-:\"'\\{}[]é✓"),
+);
+
 // No NUL: the name of one key holds it, and goes on the command line.
 const ESC_ATTACK =
   "\x1b]0;pwned\x07\x1b[2J\x1b[31mred\x9b31mcsi\u202eevil\u2066x\u2069\x7f\b\r\n2nd";
@@ -93,16 +101,18 @@ describe("kubectl accesskey against a hostile API server", function () {
       "--insecure-skip-tls-verify",
     ]);
 
+  const LIST_ANSWER = {
+    status: 200,
+    body: { apiVersion: `${GROUP}/v1`, kind: "OwnedAccessKeyList", metadata: {}, items: keys },
+    // UTF-8 bytes of a bidi override and of a C1 CSI, as a header carries them.
+    headers: {
+      Warning: `299 - "${Buffer.from("list \u202eevil\u202c \u009b2J", "utf8").toString("latin1")}"`,
+    },
+  };
+
   before(async () => {
     server = await startHostileServer();
-    server.answer("GET", COLLECTION, {
-      status: 200,
-      body: { apiVersion: `${GROUP}/v1`, kind: "OwnedAccessKeyList", metadata: {}, items: keys },
-      // UTF-8 bytes of a bidi override and of a C1 CSI, as a header carries them.
-      headers: {
-        Warning: `299 - "${Buffer.from("list \u202eevil\u202c \u009b2J", "utf8").toString("latin1")}"`,
-      },
-    });
+    server.answer("GET", COLLECTION, LIST_ANSWER);
     for (const k of keys) {
       server.answer("GET", `${COLLECTION}/${encodeURIComponent(k.metadata.name)}`, {
         status: 200,
@@ -214,6 +224,57 @@ describe("kubectl accesskey against a hostile API server", function () {
     ]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, "weak-reported\nweak-short\nweak-but-disabled\nweak-but-expired\n:4\n");
+  });
+
+  it("property: random text in labels, annotations, names and every text field prints safely", async () => {
+    // What kube-apiserver would refuse to store (labels, names) comes from the hostile server.
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            name: fc.string({ unit: HOSTILE_CHAR, minLength: 1, maxLength: 12 }),
+            label: fc.string({ unit: HOSTILE_CHAR, maxLength: 12 }),
+            text: fc.string({ unit: HOSTILE_CHAR, maxLength: 24 }),
+          }),
+          { minLength: 1, maxLength: 5 },
+        ),
+        async (batch) => {
+          const items = batch.map((f, i) => {
+            const k = hostileKey(`${i}${f.name}`, {
+              description: f.text,
+              displayName: f.text,
+              user: f.text,
+            });
+            const labels = { [`l${f.label}`]: f.label };
+            const annotations = { a: f.text, [`k${f.label}`]: f.text };
+            return { ...k, metadata: { ...k.metadata, labels, annotations } };
+          });
+          server.answer("GET", COLLECTION, {
+            status: 200,
+            body: { apiVersion: `${GROUP}/v1`, kind: "OwnedAccessKeyList", metadata: {}, items },
+          });
+          const n = items.length;
+          for (const [args, lines] of [
+            [[], n + 1],
+            [["-o", "wide"], n + 1],
+            [["-o", "name"], n],
+            [
+              ["-o", "custom-columns=N:.metadata.name,L:.metadata.labels,A:.metadata.annotations"],
+              n + 1,
+            ],
+            [["-o", 'jsonpath={range .items[*]}{.metadata.labels} {.spec.user}{"\\n"}{end}'], n],
+          ] as [string[], number][]) {
+            const r = await run(["list", "--all", ...args]);
+            assert.equal(r.code, 0, r.stderr);
+            assertSafe(r.stdout, `list ${args.join(" ")}`);
+            assert.equal(lineCount(r.stdout), lines, `list ${args.join(" ")}:\n${r.stdout}`);
+          }
+        },
+      ),
+      { numRuns: 8, endOnFailure: true },
+    );
+    // The keys of the other tests again.
+    server.answer("GET", COLLECTION, LIST_ANSWER);
   });
 
   it("-o json and -o yaml: escaped, and the same values read back", async () => {
@@ -332,15 +393,7 @@ describe("kubectl accesskey against a hostile API server", function () {
     after(async () => env && (await env.cleanup(made)));
 
     it("property: text fields with any C0, C1, DEL or bidi character print safely in every format", async () => {
-      const hostileChar = fc.oneof(
-        fc.integer({ min: 0, max: 0x1f }).map((c) => String.fromCharCode(c)),
-        fc.integer({ min: 0x7f, max: 0x9f }).map((c) => String.fromCharCode(c)),
-        fc.constantFrom(
-          ..."\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069",
-        ),
-        fc.constantFrom(..."a Z0-:\"'\\{}[]é✓"),
-      );
-      const text = fc.string({ unit: hostileChar, minLength: 1, maxLength: 24 });
+      const text = fc.string({ unit: HOSTILE_CHAR, minLength: 1, maxLength: 24 });
       const record = fc.record({ displayName: text, description: text, note: text, user: text });
       let batchNo = 0;
       await fc.assert(
