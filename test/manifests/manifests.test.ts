@@ -203,7 +203,10 @@ const FULL_SPEC: DeepRequired<OwnedAccessKeySpec> = {
     lastRefresh: "2025-01-01T00:00:00Z",
   },
 };
-const FULL_STATUS: DeepRequired<OwnedAccessKeyStatus> = { lastActivity: "2025-01-02T03:04:05Z" };
+const FULL_STATUS: DeepRequired<OwnedAccessKeyStatus> = {
+  lastActivity: "2025-01-02T03:04:05Z",
+  weakKey: true,
+};
 
 function fullKey(): Json {
   return {

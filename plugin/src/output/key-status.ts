@@ -3,7 +3,7 @@
 // On top of it the printers show a working key that is too short as Weak (docs/decisions.md OAK-34).
 
 import { ownPath } from "../../../webhook/src/accesskeys/json-fields.js";
-import { isStoredHash } from "../../../webhook/src/accesskeys/key-hash.js";
+import { isStoredHash, MIN_KEY_LENGTH } from "../../../webhook/src/accesskeys/key-hash.js";
 import { keyStatus, type KeyStatus } from "../../../webhook/src/accesskeys/expiry.js";
 
 export {
@@ -14,7 +14,7 @@ export {
 } from "../../../webhook/src/accesskeys/expiry.js";
 
 /** Keys shorter than this are weak (the minimum the server asks of new keys). */
-export const WEAK_KEY_LENGTH = 32;
+export const WEAK_KEY_LENGTH = MIN_KEY_LENGTH;
 
 /** Why a key is weak, or undefined when it is not (or nothing says so). */
 export type Weakness = "short" | "reported";

@@ -288,3 +288,35 @@ describe("ActivityRecorder", () => {
     assert.equal(w.writes.length, 0);
   });
 });
+
+describe("ActivityRecorder: status.weakKey", () => {
+  it("writes weakKey when a login's length disagrees with the stored status, even within the minute", async () => {
+    const writes: [string, string, boolean | undefined][] = [];
+    const writer: ActivityWriter = async (name, lastActivity, weak) => {
+      writes.push([name, lastActivity, weak]);
+      return "written";
+    };
+    const r = new ActivityRecorder(writer, { now: () => T0 });
+    const recent = rfc3339Seconds(T0 - 1000);
+    // A fresh login just written: no write for time alone.
+    r.record(key("strong", recent), T0);
+    // A short key logging in: its weakness is written at once, with the activity.
+    r.record(key("short", recent), T0, true);
+    // Already recorded as weak: nothing to change.
+    r.record(
+      { ...key("known", recent), status: { lastActivity: recent, weakKey: true } },
+      T0,
+      true,
+    );
+    // Rotated to a long key: false is written.
+    r.record({ ...key("rotated", recent), status: { lastActivity: recent, weakKey: true } }, T0);
+    await r.flush();
+    assert.deepEqual(writes, [
+      ["short", rfc3339Seconds(T0), true],
+      ["rotated", rfc3339Seconds(T0), false],
+    ]);
+    // Written once: the next flush writes nothing more.
+    await r.flush();
+    assert.equal(writes.length, 2);
+  });
+});

@@ -12,6 +12,7 @@ import { sharedCluster, type VgateCluster } from "../../support/cluster.js";
 import { httpsRequest } from "../../support/https-client.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
 import { until } from "../../support/until.js";
+import { plugin } from "../../plugin/plugin-run.js";
 import { startVgateOnCluster, type VgateOnCluster } from "../server/vgate-on-cluster.js";
 
 const DOMAIN = "auth-routes.test";
@@ -362,6 +363,49 @@ interface TokenStatus {
         1,
         "one write for 50 logins within a minute",
       );
+    });
+
+    it("records a short key's login as status.weakKey, which kubectl accesskey shows as Weak", async () => {
+      // A key older than the 32-character minimum (this group domain has no admission webhook,
+      // so it can still be stored), hashed as vgate stores keys: only a login shows its length.
+      const short = randomBytes(15).toString("base64url");
+      const name = `k-${run}-weak`;
+      keys.set(name, short);
+      const created = await cluster.admin.request("POST", `/apis/${v.group}/v1/ownedaccesskeys`, {
+        apiVersion: `${v.group}/v1`,
+        kind: "OwnedAccessKey",
+        metadata: { name },
+        spec: { key: sha256(short), user: "ivan" },
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const status = async () =>
+        (
+          await cluster.admin.request<{ status?: { weakKey?: boolean } }>(
+            "GET",
+            `/apis/${v.group}/v1/ownedaccesskeys/${name}`,
+          )
+        ).body.status;
+      assert.equal((await status())?.weakKey, undefined, "nothing is known before a login");
+      await until(async () => (await review(short)).authenticated, "the short key logs in");
+      await until(async () => (await status())?.weakKey === true, "status.weakKey is written");
+      const listed = await plugin(["list", "--all", "--group-domain", DOMAIN, "-o", "wide"], {
+        kubeconfig: cluster.kubeconfigPath,
+      });
+      assert.equal(listed.code, 0, listed.stderr);
+      const row = listed.stdout.split("\n").find((l) => l.startsWith(`${name} `));
+      assert.match(row ?? "", /\sWeak\s/);
+      // Rotated to a strong key: its next login clears it.
+      const strong = randomBytes(32).toString("base64url");
+      keys.set(name, strong);
+      const rotated = await cluster.admin.request(
+        "PATCH",
+        `/apis/${v.group}/v1/ownedaccesskeys/${name}`,
+        { spec: { key: sha256(strong) } },
+        { "Content-Type": "application/merge-patch+json" },
+      );
+      assert.equal(rotated.status, 200, JSON.stringify(rotated.body));
+      await until(async () => (await review(strong)).authenticated, "the new key logs in");
+      await until(async () => (await status())?.weakKey === false, "status.weakKey is cleared");
     });
 
     function statusPatches(name: string): number {

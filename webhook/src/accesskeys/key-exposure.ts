@@ -8,13 +8,17 @@
 
 import { forbidden, type FieldError } from "../api/field-errors.js";
 import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
-import { digestsEqual, hashKey, isStoredHash, storedDigest, tokenDigest } from "./key-hash.js";
+import {
+  digestsEqual,
+  hashKey,
+  isStoredHash,
+  MIN_KEY_LENGTH,
+  storedDigest,
+  tokenDigest,
+} from "./key-hash.js";
 import { isObject, own } from "./json-fields.js";
 
 export const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
-
-/** The shortest key vgate accepts (OAK-20); shorter strings are not looked for as tokens. */
-export const MIN_KEY_LENGTH = 32;
 
 const EXPOSED =
   "must not contain the access key (spec.key); keep it out of annotations, labels and other fields";

@@ -10,6 +10,12 @@ import { createHash, timingSafeEqual } from "node:crypto";
 
 export const HASH_PREFIX = "sha256:";
 
+/**
+ * The shortest key vgate accepts as a new key (docs/decisions.md OAK-20): kubectl accesskey makes
+ * 43 characters from 256 random bits. Older, shorter keys keep working and are reported as weak.
+ */
+export const MIN_KEY_LENGTH = 32;
+
 const STORED_HASH = /^sha256:[0-9a-f]{64}$/;
 
 /** Whether a stored spec.key is the hashed form `sha256:<64 lowercase hex>`. */

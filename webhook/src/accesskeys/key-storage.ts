@@ -7,8 +7,8 @@
 import { OMIT_VALUE, required, invalid, type FieldError } from "../api/field-errors.js";
 import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
 import { newServiceUnavailable, type KubeError } from "../api/status.js";
-import { lastAppliedErrors, MIN_KEY_LENGTH } from "./key-exposure.js";
-import { digestsEqual, hashKey, isStoredHash, storedDigest } from "./key-hash.js";
+import { lastAppliedErrors } from "./key-exposure.js";
+import { digestsEqual, hashKey, isStoredHash, MIN_KEY_LENGTH, storedDigest } from "./key-hash.js";
 import { isObject, own } from "./json-fields.js";
 import type { KeyRequest } from "./request.js";
 

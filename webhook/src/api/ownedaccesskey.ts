@@ -152,6 +152,11 @@ export interface OwnedAccessKeySpec {
 
 export interface OwnedAccessKeyStatus {
   lastActivity?: string | null;
+  /**
+   * vgate's: the key is shorter than 32 characters (docs/decisions.md OAK-20). Recorded at a login,
+   * since a hashed key's length is known only then; false again once a longer key logs in.
+   */
+  weakKey?: boolean;
 }
 
 export interface OwnedAccessKey {

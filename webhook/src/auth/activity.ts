@@ -6,8 +6,15 @@ import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
 import { parseRfc3339 } from "../accesskeys/deletion.js";
 import { ownPath } from "../accesskeys/json-fields.js";
 
-/** Writes status.lastActivity; "gone" when the key no longer exists. */
-export type ActivityWriter = (name: string, lastActivity: string) => Promise<"written" | "gone">;
+/**
+ * Writes status.lastActivity, and status.weakKey when it must change; "gone" when the key no
+ * longer exists.
+ */
+export type ActivityWriter = (
+  name: string,
+  lastActivity: string,
+  weakKey?: boolean,
+) => Promise<"written" | "gone">;
 
 export interface ActivityOptions {
   /** Writes per flush at most (200 every 10 s: 20 a second); the rest wait for the next flush. */
@@ -40,6 +47,8 @@ export class ActivityRecorder {
   private readonly known = new Map<string, number>();
   /** Activity waiting to be written, per key. */
   private readonly queue = new Map<string, number>();
+  /** status.weakKey to write with the key's next activity, where the stored one is wrong. */
+  private readonly weak = new Map<string, boolean>();
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
   /** Flushes started and not yet finished; the timer adds none while one is running. */
@@ -58,14 +67,21 @@ export class ActivityRecorder {
     this.onError = options.onError;
   }
 
-  /** Notes a successful login at `at` (ms). O(1); writes nothing itself. */
-  record(key: OwnedAccessKey, at: number): void {
+  /**
+   * Notes a successful login at `at` (ms), with a key that is `weak` (shorter than the minimum
+   * length) or not. O(1); writes nothing itself. A weakKey that differs from the stored status is
+   * written with the next flush, whatever the last activity.
+   */
+  record(key: OwnedAccessKey, at: number, weak = false): void {
     const name = key.metadata?.name;
     if (this.stopped || typeof name !== "string" || name === "" || !Number.isFinite(at)) return;
+    const storedWeak = ownPath(key, ["status", "weakKey"]) === true;
+    const fixWeak = weak !== storedWeak && this.weak.get(name) !== weak;
+    if (fixWeak) this.weak.set(name, weak);
     const stored = storedLastActivity(key);
     const mine = this.known.get(name);
     const last = stored === undefined || (mine !== undefined && mine > stored) ? mine : stored;
-    if (last !== undefined && at - last < this.minIntervalMs) return;
+    if (!fixWeak && last !== undefined && at - last < this.minIntervalMs) return;
     this.known.set(name, at);
     this.queue.set(name, at);
   }
@@ -84,6 +100,7 @@ export class ActivityRecorder {
   forget(name: string): void {
     this.known.delete(name);
     this.queue.delete(name);
+    this.weak.delete(name);
   }
 
   /**
@@ -134,10 +151,16 @@ export class ActivityRecorder {
   private async writeOne(name: string, at: number): Promise<void> {
     // forget() may have dropped it, or a newer record replaced it, since the batch was taken.
     if (this.queue.get(name) !== at) return;
+    const weak = this.weak.get(name);
     try {
-      const result = await Promise.resolve().then(() => this.writer(name, rfc3339Seconds(at)));
+      const result = await Promise.resolve().then(() =>
+        this.writer(name, rfc3339Seconds(at), weak),
+      );
       if (result === "gone") this.forget(name);
-      else if (this.queue.get(name) === at) this.queue.delete(name);
+      else {
+        if (this.queue.get(name) === at) this.queue.delete(name);
+        if (this.weak.get(name) === weak) this.weak.delete(name);
+      }
     } catch (err) {
       this.report(name, err);
     }

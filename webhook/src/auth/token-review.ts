@@ -10,6 +10,7 @@ import { goQuote } from "../api/go-quote.js";
 import { newBadRequest, newServiceUnavailable } from "../api/status.js";
 import { isObject, own } from "../accesskeys/json-fields.js";
 import { isExpired } from "../accesskeys/expiry.js";
+import { MIN_KEY_LENGTH } from "../accesskeys/key-hash.js";
 import type { LoginResult, ReviewAnswer, ReviewLog } from "./contracts.js";
 import { keyUser, type KeyUser } from "./identity.js";
 import type { KeyLookup } from "./key-index.js";
@@ -90,7 +91,8 @@ export interface TokenReviewDeps {
   now(): number;
   /** A use of the key the recorder knows of but has not yet written to status. */
   localLastActivity(name: string): number | undefined;
-  recordActivity(key: OwnedAccessKey, at: number): void;
+  /** A login at `at`; `weak`: the token is shorter than the minimum key length. */
+  recordActivity(key: OwnedAccessKey, at: number, weak: boolean): void;
 }
 
 interface Status {
@@ -182,7 +184,7 @@ function reviewKey(req: TokenReviewRequest, key: OwnedAccessKey, deps: TokenRevi
   if (error !== undefined) {
     return refuse(req, error, "audience", { key: name, user: user.username, reason: "audiences" });
   }
-  deps.recordActivity(key, now);
+  deps.recordActivity(key, now, req.token.length < MIN_KEY_LENGTH);
   const status: Status = { authenticated: true, user };
   if (audiences) status.audiences = audiences;
   return answer(req.apiVersion, status, {

@@ -23,7 +23,11 @@ import type { AuthOptions } from "./serve-options.js";
 export interface AuthApi {
   accessKeyView(): KeysByName;
   namespaceView(): NamespaceLabels;
-  patchAccessKeyStatus(name: string, lastActivity: string): Promise<"written" | "gone">;
+  patchAccessKeyStatus(
+    name: string,
+    lastActivity: string,
+    weakKey?: boolean,
+  ): Promise<"written" | "gone">;
 }
 
 export interface AuthRuntime {
@@ -85,7 +89,8 @@ export function createAuth(
     audiences: opts.audiences,
     now: Date.now,
     localLastActivity: (name: string) => recorder?.latest(name),
-    recordActivity: (key: OwnedAccessKey, at: number) => recorder?.record(key, at),
+    recordActivity: (key: OwnedAccessKey, at: number, weak: boolean) =>
+      recorder?.record(key, at, weak),
   };
   const authenticate: Review = (body) => {
     const req = decodeTokenReview(body);
@@ -122,14 +127,17 @@ export function createAuth(
       if (!api) return;
       keys = api.accessKeyView();
       namespaces = api.namespaceView();
-      recorder = new ActivityRecorder((name, at) => api.patchAccessKeyStatus(name, at), {
-        flushIntervalMs,
-        onError: (name, err) =>
-          logger.warn(
-            { key: name, err: asKubeError(err).message },
-            "cannot record the last activity of an access key; retrying at the next flush",
-          ),
-      });
+      recorder = new ActivityRecorder(
+        (name, at, weak) => api.patchAccessKeyStatus(name, at, weak),
+        {
+          flushIntervalMs,
+          onError: (name, err) =>
+            logger.warn(
+              { key: name, err: asKubeError(err).message },
+              "cannot record the last activity of an access key; retrying at the next flush",
+            ),
+        },
+      );
       recorder.start();
     },
     reviews: { "/authenticate": authenticate, "/authorize": authorize },

@@ -102,7 +102,11 @@ export class ApiClient implements KubeApi {
    * nothing else in the object changes). "gone" when the key no longer exists; throws a KubeError
    * (503) when the API server cannot be asked or refuses.
    */
-  async patchAccessKeyStatus(name: string, lastActivity: string): Promise<"written" | "gone"> {
+  async patchAccessKeyStatus(
+    name: string,
+    lastActivity: string,
+    weakKey?: boolean,
+  ): Promise<"written" | "gone"> {
     const { group, version, resource } = this.identity;
     const check = `record the last activity of ${resource}.${group} ${JSON.stringify(name)}`;
     const path = `/apis/${group}/${version}/${resource}/${encodeURIComponent(name)}/status`;
@@ -111,7 +115,7 @@ export class ApiClient implements KubeApi {
       res = await this.transport.request(
         "PATCH",
         path,
-        { status: { lastActivity } },
+        { status: weakKey === undefined ? { lastActivity } : { lastActivity, weakKey } },
         { contentType: "application/merge-patch+json" },
       );
     } catch (err) {
