@@ -129,7 +129,33 @@ const container = (r: Rendering): Json => {
   assert.equal(found.length, 1, "one container named vgate");
   return found[0]!;
 };
-const args = (r: Rendering): string[] => list(container(r).args).map(String);
+/**
+ * The container's args as the kubelet hands them to vgate: `$(NAME)` expanded from the container's
+ * env (a value, a key of a rendered ConfigMap, or the pod's namespace), `$$` an escaped `$`.
+ */
+const args = (r: Rendering): string[] => {
+  const env = new Map<string, string>();
+  for (const e of list(container(r).env ?? [], "env").map((v) => obj(v))) {
+    const from = e.valueFrom === undefined ? undefined : obj(e.valueFrom);
+    let value: string | undefined = typeof e.value === "string" ? e.value : undefined;
+    if (from?.configMapKeyRef) {
+      const ref = obj(from.configMapKeyRef);
+      value = String(obj(one(r.objects, "ConfigMap", String(ref.name)).data)[String(ref.key)]);
+    } else if (from?.fieldRef) {
+      assert.equal(obj(from.fieldRef).fieldPath, "metadata.namespace", "a supported fieldRef");
+      value = String(meta(one(r.objects, "Deployment", "vgate")).namespace);
+    }
+    assert.ok(value !== undefined, `env ${String(e.name)} has a value`);
+    env.set(String(e.name), value);
+  }
+  return list(container(r).args)
+    .map(String)
+    .map((a) =>
+      a.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, name?: string) =>
+        m === "$$" ? "$" : (env.get(name!) ?? m),
+      ),
+    );
+};
 const flag = (r: Rendering, name: string): string | undefined =>
   args(r)
     .find((a) => a.startsWith(`--${name}=`))
@@ -463,7 +489,7 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
           assert.deepEqual(find(r.objects, "Issuer"), [], r.name);
           return;
         }
-        const cert = one(r.objects, "Certificate");
+        const cert = one(r.objects, "Certificate", "vgate-serving");
         const spec = obj(cert.spec);
         assert.equal(spec.secretName, TLS_SECRET);
         assert.ok(list(spec.dnsNames).includes(`${SERVICE}.${NAMESPACE}.svc`));
@@ -481,6 +507,61 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
             String(config.kind),
           );
         }
+        // kube-apiserver's client certificate: from a CA of its own, into the Secret whose ca.crt
+        // the Deployment mounts as --client-ca-file, with the name --client-allowed-names lists.
+        const client = obj(one(r.objects, "Certificate", "vgate-apiserver-client").spec);
+        assert.equal(client.secretName, "vgate-apiserver-client");
+        assert.equal(client.commonName, flag(r, "client-allowed-names"));
+        assert.deepEqual(list(client.usages), ["client auth", "digital signature"]);
+        const clientIssuer = one(r.objects, "Issuer", String(obj(client.issuerRef).name));
+        const caSecret = String(obj(obj(clientIssuer.spec).ca).secretName);
+        const ca = obj(one(r.objects, "Certificate", "vgate-apiserver-client-ca").spec);
+        assert.equal(ca.isCA, true);
+        assert.equal(ca.secretName, caSecret);
+        assert.notEqual(caSecret, TLS_SECRET, "not the serving certificate's CA");
+      }),
+    );
+
+    it(
+      "the Deployment trusts only kube-apiserver's client certificate, and never holds its key",
+      each((r) => {
+        const caFile = flag(r, "client-ca-file");
+        assert.ok(caFile, "--client-ca-file");
+        const mount = list(container(r).volumeMounts)
+          .map((m) => obj(m))
+          .find((m) => caFile.startsWith(`${String(m.mountPath)}/`));
+        assert.ok(mount, "the CA file is on a mounted volume");
+        const volume = list(podSpec(r).volumes)
+          .map((v) => obj(v))
+          .find((v) => v.name === mount.name);
+        const secret = obj(volume?.secret, "a Secret volume");
+        assert.equal(secret.secretName, "vgate-apiserver-client");
+        assert.deepEqual(secret.items, [{ key: "ca.crt", path: "ca.crt" }], "ca.crt alone");
+      }),
+    );
+
+    it(
+      "vgate-info: every user may read how keys are stored, and the Deployment stores them so",
+      each((r) => {
+        const info = one(r.objects, "ConfigMap", "vgate-info");
+        const data = obj(info.data) as Record<string, string>;
+        assert.equal(flag(r, "key-storage"), data["keyStorage"]);
+        assert.equal(data["keyStorage"], "hashed");
+        assert.equal(flag(r, "group-domain"), data["groupDomain"]);
+        const role = one(r.objects, "Role", "vgate-info-reader");
+        assert.deepEqual(role.rules, [
+          {
+            apiGroups: [""],
+            resources: ["configmaps"],
+            resourceNames: ["vgate-info"],
+            verbs: ["get"],
+          },
+        ]);
+        const binding = one(r.objects, "RoleBinding", "vgate-info-reader");
+        assert.deepEqual(obj(binding.roleRef).name, "vgate-info-reader");
+        assert.deepEqual(binding.subjects, [
+          { apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:authenticated" },
+        ]);
       }),
     );
 
@@ -503,8 +584,15 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
         const role = one(r.objects, "ClusterRole", "vgate");
         assert.deepEqual(role.rules, vgateRules(`management.${domain}`), r.name);
         assert.equal(find(r.objects, "ClusterRole").length, 1, "no other ClusterRole");
-        assert.deepEqual(find(r.objects, "Role"), []);
-        assert.deepEqual(find(r.objects, "RoleBinding"), []);
+        // The one Role is vgate-info's reader (below); vgate's own rights are the ClusterRole.
+        assert.deepEqual(
+          find(r.objects, "Role").map((o) => meta(o).name),
+          ["vgate-info-reader"],
+        );
+        assert.deepEqual(
+          find(r.objects, "RoleBinding").map((o) => meta(o).name),
+          ["vgate-info-reader"],
+        );
         const binding = one(r.objects, "ClusterRoleBinding", "vgate");
         assert.deepEqual(obj(binding.roleRef).name, "vgate");
         assert.deepEqual(binding.subjects, [

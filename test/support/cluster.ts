@@ -96,6 +96,7 @@ export async function startVgateCluster(opts: VgateClusterOptions = {}): Promise
   try {
     await installCrds(admin);
     const kubeconfig = await vgateIdentity(plane, admin);
+    await publishInfo(admin, opts.vgateArgs ?? []);
     const vgateDir = join(plane.dir, "vgate");
     await mkdir(vgateDir);
     // The serving certificate names the Service too, as an in-cluster install's would.
@@ -215,6 +216,21 @@ async function vgateIdentity(plane: ControlPlane, admin: KubeTestClient): Promis
   );
   const token = await plane.serviceAccountToken(VGATE_NAMESPACE, VGATE_SERVICE_ACCOUNT);
   return plane.tokenKubeconfig(token, "vgate");
+}
+
+/**
+ * manifests/vgate-info.yaml as an install applies it, with keyStorage what vgate's --key-storage
+ * says (plain when it says nothing, as the binary's default).
+ */
+async function publishInfo(admin: KubeTestClient, vgateArgs: readonly string[]): Promise<void> {
+  const hashed = vgateArgs.includes("--key-storage=hashed");
+  await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: VGATE_NAMESPACE } });
+  for (const obj of manifestObjects("manifests/vgate-info.yaml")) {
+    if (obj.kind === "ConfigMap") {
+      (obj["data"] as Record<string, string>)["keyStorage"] = hashed ? "hashed" : "plain";
+    }
+    await admin.apply(obj);
+  }
 }
 
 /** The common name of the client certificate kube-apiserver presents to vgate (--client-allowed-names). */

@@ -74,6 +74,11 @@ export class CommandContext {
     return this.string("group-domain") ?? this.env["VGATE_GROUP_DOMAIN"] ?? DEFAULT_GROUP_DOMAIN;
   }
 
+  /** vgate's namespace, where the ConfigMap vgate-info says how keys are stored. */
+  get vgateNamespace(): string {
+    return this.string("vgate-namespace") ?? this.env["VGATE_NAMESPACE"] ?? "vgate-system";
+  }
+
   /** The kubeconfig and overrides in effect (for `kubeconfig` and `--kubeconfig-out`). */
   connection(): Promise<Connection> {
     this.connectionPromise ??= (async () => {

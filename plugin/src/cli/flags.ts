@@ -21,6 +21,7 @@ export const GLOBAL_OPTIONS = {
   token: { type: "string" },
   "insecure-skip-tls-verify": { type: "boolean" },
   "group-domain": { type: "string" },
+  "vgate-namespace": { type: "string" },
   // Accepted and ignored, as kubectl ignores them for cluster-scoped resources / for plugins.
   namespace: { type: "string", short: "n" },
   "cache-dir": { type: "string" },
@@ -67,6 +68,10 @@ export const GLOBAL_HELP: FlagHelp[] = [
   {
     flag: `--group-domain='${DEFAULT_GROUP_DOMAIN}'`,
     text: "OwnedAccessKeys are management.<group-domain>/v1",
+  },
+  {
+    flag: "--vgate-namespace='vgate-system'",
+    text: "Where vgate publishes how it stores keys (ConfigMap vgate-info)",
   },
 ];
 

@@ -1,6 +1,6 @@
 // kubectl accesskey create [NAME]: the plugin makes the key (docs/decisions.md OAK-8: 256 bits from a
-// CSPRNG, base64url) and sends it, so this works whether vgate stores keys plain or hashed. The key
-// goes to stdout exactly once; everything else goes to stderr, so KEY=$(… create ci) works.
+// CSPRNG, base64url) and sends it, or only its hash when vgate stores keys hashed (stored-key.ts).
+// The key goes to stdout exactly once; everything else goes to stderr, so KEY=$(… create ci) works.
 
 import { generateAccessKey } from "../../../webhook/src/accesskeys/key-generation.js";
 import type { Command, CommandContext } from "../cli/command.js";
@@ -8,6 +8,7 @@ import { CliError, errorLine } from "../cli/errors.js";
 import { hideKey } from "../keys/hide-key.js";
 import { keyKubeconfig } from "../keys/kubeconfig-file.js";
 import { SecretFile } from "../keys/secret-file.js";
+import { keyToSend } from "../keys/stored-key.js";
 import { parseTtl } from "../keys/ttl.js";
 
 export const command: Command = {
@@ -88,7 +89,7 @@ async function run(ctx: CommandContext): Promise<number> {
       apiVersion: api.identity.apiVersion,
       kind: api.identity.kind,
       metadata: name ? { name } : { generateName: generateName ?? "accesskey-" },
-      spec: { ...spec, key },
+      spec: { ...spec, key: await keyToSend(api, ctx.vgateNamespace, key) },
     };
     const created = await api.create(body).catch((err: unknown) => {
       throw hideKey(err, key);

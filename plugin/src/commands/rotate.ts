@@ -1,5 +1,5 @@
-// kubectl accesskey rotate NAME: a new key, generated here and printed once; name, owner, scope,
-// labels and the rest are kept. The old key stops working (up to the API server's 2-minute token
+// kubectl accesskey rotate NAME: a new key, generated here and printed once (sent as its hash when
+// vgate stores keys hashed, stored-key.ts); name, owner, scope, labels and the rest are kept. The old key stops working (up to the API server's 2-minute token
 // cache).
 
 import { generateAccessKey } from "../../../webhook/src/accesskeys/key-generation.js";
@@ -7,6 +7,7 @@ import type { Command, CommandContext } from "../cli/command.js";
 import { CliError } from "../cli/errors.js";
 import { specOf, updateWithRetry } from "../keys/conflict-retry.js";
 import { hideKey } from "../keys/hide-key.js";
+import { keyToSend } from "../keys/stored-key.js";
 
 export const command: Command = {
   name: "rotate",
@@ -27,8 +28,9 @@ async function run(ctx: CommandContext): Promise<number> {
   const api = await ctx.api();
   const key = generateAccessKey();
   ctx.addGeneratedKey(key);
+  const sent = await keyToSend(api, ctx.vgateNamespace, key);
   await updateWithRetry(api, name, (obj) => {
-    specOf(obj)["key"] = key;
+    specOf(obj)["key"] = sent;
     return true;
   }).catch((err: unknown) => {
     throw hideKey(err, key);

@@ -11,6 +11,7 @@ import {
   resourceIdentity,
   type ResourceIdentity,
 } from "../../../webhook/src/api/ownedaccesskey.js";
+import { KubeError } from "../../../webhook/src/api/status.js";
 import { ConnectionError, serverError } from "./errors.js";
 import type { Connection } from "./connect.js";
 
@@ -111,6 +112,27 @@ export class AccessKeyApi {
 
   async delete(name: string): Promise<KubeObject> {
     return (await this.call("DELETE", this.item(name))) as KubeObject;
+  }
+
+  /**
+   * How vgate stores keys, from the ConfigMap vgate-info it publishes in `namespace` (readable by
+   * every authenticated user): "plain", "hashed", or "unknown" when there is none to read, or it
+   * is for another group domain.
+   */
+  async keyStorage(namespace: string): Promise<"plain" | "hashed" | "unknown"> {
+    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps/vgate-info`;
+    let info: { data?: Record<string, unknown> };
+    try {
+      info = (await this.call("GET", path)) as { data?: Record<string, unknown> };
+    } catch (err) {
+      if (err instanceof KubeError && (err.code === 403 || err.code === 404)) return "unknown";
+      throw err;
+    }
+    const domain = info.data?.["groupDomain"];
+    if (domain !== undefined && domain !== this.identity.group.replace(/^management\./, ""))
+      return "unknown";
+    const mode = info.data?.["keyStorage"];
+    return mode === "plain" || mode === "hashed" ? mode : "unknown";
   }
 
   /** Who the API server says we are (authentication.k8s.io/v1 SelfSubjectReview). */

@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { randomBytes } from "node:crypto";
 import { repoFile } from "../../support/fixtures.js";
+import { writeKubeconfig } from "../../support/kube/kubeconfig-file.js";
 import {
   HAVE_KUBECTL,
   KUBECTL_SKIP_REASON,
@@ -89,6 +90,34 @@ const sha256 = (s: string): string => `sha256:${createHash("sha256").update(s).d
       const me = await whoami(key);
       assert.equal(me.code, 0, me.stderr);
       assert.equal(JSON.parse(me.stdout).status.userInfo.username, "admin");
+    });
+
+    it("the key the plugin makes never leaves the machine: create and rotate send only its hash", async () => {
+      // Every request the plugin sends goes through a recording proxy (as the admin upstream).
+      const proxy = await cluster.plane.faultProxy({ client: cluster.plane.adminCert });
+      const kubeconfig = await writeKubeconfig(join(dir, "via-proxy.kubeconfig"), {
+        server: proxy.url,
+        caPem: cluster.caPem,
+        name: "via-proxy",
+        token: "unused-by-the-proxy",
+      });
+      const via = (args: string[]) => plugin(args, { kubeconfig });
+      const created = await via(["create", "never-sent"]);
+      assert.equal(created.code, 0, created.stderr);
+      const rotated = await via(["rotate", "never-sent"]);
+      assert.equal(rotated.code, 0, rotated.stderr);
+      const keys = [created.stdout.trim(), rotated.stdout.trim()];
+      const bodies = proxy.requests.map((r) => r.body).join("\n");
+      assert.ok(
+        proxy.requests.some((r) => r.path.endsWith("/configmaps/vgate-info")),
+        "asked vgate-info",
+      );
+      for (const key of keys) {
+        assert.ok(!bodies.includes(key), "a plaintext key was sent");
+        assert.ok(bodies.includes(sha256(key)), "its hash was sent");
+      }
+      assert.equal(await storedKey("never-sent"), sha256(keys[1]!));
+      await until(async () => (await whoami(keys[1]!)).code === 0, "the rotated key logs in");
     });
 
     it("a rotated key is stored hashed, logs in, and the old key stops at once", async () => {
@@ -294,7 +323,10 @@ const sha256 = (s: string): string => `sha256:${createHash("sha256").update(s).d
           const etcd = await etcdContents();
           for (const key of sent) assert.ok(!etcd.includes(key), "a plaintext key in etcd");
           // The reading works: the stored hashes are there.
-          assert.ok(sent.some((key) => etcd.includes(sha256(key))), "no stored hash found in etcd");
+          assert.ok(
+            sent.some((key) => etcd.includes(sha256(key))),
+            "no stored hash found in etcd",
+          );
           const log = await readFile(auditLog, "utf8");
           const events = log
             .split("\n")
