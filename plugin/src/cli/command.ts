@@ -9,6 +9,7 @@ import {
   type Options,
 } from "./flags.js";
 import { DEFAULT_GROUP_DOMAIN } from "../../../webhook/src/api/ownedaccesskey.js";
+import { HASH_PREFIX, hashKey } from "../../../webhook/src/accesskeys/key-hash.js";
 import type { AccessKeyApi } from "../kube/api.js";
 import type { Connection } from "../kube/connect.js";
 import { escapeTerminal } from "../output/terminal-text.js";
@@ -136,8 +137,13 @@ export class CommandContext {
 
   private redactNow(text: string): string {
     let out = this.api_ ? this.api_.redact(text) : text;
-    for (const key of this.generated) out = out.split(key).join("<redacted>");
-    return out;
+    // The key, and what the plugin may have sent instead of it: its hash (OAK-24).
+    for (const key of this.generated) {
+      for (const form of [key, hashKey(key).slice(HASH_PREFIX.length)]) {
+        out = out.split(form).join("<redacted>");
+      }
+    }
+    return out.split(`${HASH_PREFIX}<redacted>`).join("<redacted>");
   }
 
   close(): void {
