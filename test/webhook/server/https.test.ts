@@ -74,6 +74,13 @@ const rev = (input: ReviewInput): Json =>
   afterEach(async () => {
     env?.proxy.setDown(false);
     for (const obj of created.splice(0).reverse()) await admin.delete(obj, { force: true });
+    // After an outage, the next test starts once vgate is ready again: discovery answers and the
+    // key cache has listed (a new key is refused with 503 until then).
+    const ready = await waitFor(
+      async () => (await httpsRequest(`${url}/readyz`, { ca })).status === 200,
+      30_000,
+    );
+    assert.ok(ready, "vgate ready again after the test");
   });
 
   const post = (path: string, body: unknown): Promise<HttpResponse> =>
@@ -119,24 +126,40 @@ const rev = (input: ReviewInput): Json =>
       assert.equal(res.text, "ok");
     });
 
-    it("is ready only while the API server answers discovery", async () => {
+    it("is ready only while the API server answers discovery and the keys are loaded", async () => {
       assert.equal((await httpsRequest(`${url}/readyz`, { ca })).status, 200);
       const asked = env.proxy.requests.length;
       env.proxy.setDown(true);
-      // The positive answer is cached briefly; a fresh server must see the outage.
-      const down = await waitFor(
-        async () => (await httpsRequest(`${url}/readyz`, { ca })).status === 503,
-        20_000,
-      );
-      assert.ok(down, "readyz never turned 503 while the API server was down");
-      assert.ok(
-        sentSince(asked, (q) => q.method === "GET" && q.path === "/api").length > 0,
-        "readiness asked the API server's discovery",
-      );
-      env.proxy.setDown(false);
+      try {
+        // The key cache's watch ends at once; the positive discovery answer is cached briefly, then
+        // discovery is asked again and fails.
+        const readyz = () => httpsRequest(`${url}/readyz`, { ca });
+        const unloaded = await waitFor(
+          async () => (await readyz()).text === "not ready: the access keys are not loaded yet",
+          20_000,
+        );
+        assert.ok(
+          unloaded,
+          "readyz never said the keys are not loaded while the API server was down",
+        );
+        const down = await waitFor(
+          async () =>
+            (await readyz()).text === "not ready: the API server has not answered discovery",
+          20_000,
+        );
+        assert.ok(down, "readyz never turned 503 for discovery while the API server was down");
+        assert.ok(
+          sentSince(asked, (q) => q.method === "GET" && q.path === "/api").length > 0,
+          "readiness asked the API server's discovery",
+        );
+      } finally {
+        env.proxy.setDown(false);
+      }
+      // Back once discovery answers and the key cache has listed again (its backoff is at most
+      // 10 s and jitter).
       const up = await waitFor(
         async () => (await httpsRequest(`${url}/readyz`, { ca })).status === 200,
-        20_000,
+        30_000,
       );
       assert.ok(up, "readyz did not recover with the API server");
     });

@@ -20,6 +20,8 @@ import type { FaultProxy } from "../../support/kube/fault-proxy.js";
 import { vgateRules } from "../../support/kube/rbac.js";
 import type { CertAndKey } from "../../support/kube/pki.js";
 import { serviceAccountWith } from "../../support/kube/service-account.js";
+import { httpsRequest } from "../../support/https-client.js";
+import { until } from "../../support/until.js";
 
 export interface VgateOnCluster {
   vgate: StartedServe;
@@ -50,7 +52,11 @@ export async function startVgateOnCluster(
   cluster: VgateCluster,
   domain: string,
   more: Partial<ServeOptions> = {},
-  /** Called with the fault proxy before vgate starts (faults vgate must meet from its start). */
+  /**
+   * Called with the fault proxy before vgate starts (faults vgate must meet from its start). With
+   * it, vgate is returned at once; without, once /readyz answers 200 (its caches have synced), as
+   * a rollout waits for a ready pod.
+   */
   beforeStart?: (proxy: FaultProxy) => void,
 ): Promise<VgateOnCluster> {
   const { admin, plane } = cluster;
@@ -81,6 +87,14 @@ export async function startVgateOnCluster(
     beforeStart?.(proxy);
 
     const vgate = await startInProcessVgate({ kubeconfig, domain, logLevel: "debug", more });
+    undo.push(() => vgate.stop());
+    if (!beforeStart) {
+      await until(
+        async () => (await httpsRequest(`${vgate.url}/readyz`, { ca: vgate.ca })).status === 200,
+        "vgate ready",
+        30_000,
+      );
+    }
     return {
       vgate: vgate.vgate,
       url: vgate.url,
@@ -91,10 +105,7 @@ export async function startVgateOnCluster(
       storageGroup,
       token,
       logLines: vgate.logLines,
-      stop: async () => {
-        await vgate.stop();
-        await runAll(undo);
-      },
+      stop: () => runAll(undo),
     };
   } catch (err) {
     await runAll(undo);

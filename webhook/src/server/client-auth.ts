@@ -28,8 +28,8 @@ export interface ClientCertPolicy {
 
 export const CLIENT_CERT_MESSAGES: Readonly<Record<ClientCertRefusal, string>> = {
   "not-configured":
-    "vgate serve was started without --client-ca-file, so it cannot tell kube-apiserver from " +
-    "other clients; this route answers no one",
+    "vgate serve was started without --client-ca-file, so it cannot tell kube-apiserver apart " +
+    "from other clients; this route answers no one",
   "no-certificate":
     "a client certificate is required: kube-apiserver presents it through the webhook kubeconfig " +
     "(users[].user.client-certificate and client-key)",
