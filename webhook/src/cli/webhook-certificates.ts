@@ -39,12 +39,25 @@ export function serviceDnsNames(service: string, namespace: string): string[] {
   ];
 }
 
-/** A new CA (its key is dropped once it has signed) and a serving certificate for `dnsNames`. */
-export async function issueCertificates(opts: IssueOptions): Promise<WebhookCertificates> {
+type Extension = NonNullable<Parameters<typeof generate>[1]>["extensions"];
+
+/**
+ * A new CA named `caName@<seconds>` (its key is dropped once it has signed) and one leaf it signs
+ * for `commonName` with `leafExtensions`, valid `validityMs` but never past the CA.
+ */
+async function issuePair(opts: {
+  caName: string;
+  commonName: string;
+  leafExtensions: Extension;
+  validityMs: number;
+  caValidityMs: number;
+  now?: Date;
+}): Promise<WebhookCertificates> {
   const now = opts.now?.getTime() ?? Date.now();
   const notBeforeDate = new Date(now - BACKDATE_MS);
   const common = { keyType: "ec", curve: "P-256", algorithm: "sha256", notBeforeDate } as const;
-  const ca = await generate([{ name: "commonName", value: `vgate-ca@${Math.floor(now / 1000)}` }], {
+  const caName = `${opts.caName}@${Math.floor(now / 1000)}`;
+  const ca = await generate([{ name: "commonName", value: caName }], {
     ...common,
     notAfterDate: new Date(now + opts.caValidityMs),
     extensions: [
@@ -58,12 +71,23 @@ export async function issueCertificates(opts: IssueOptions): Promise<WebhookCert
       },
     ],
   });
-  const serving = await generate([{ name: "commonName", value: opts.dnsNames[0] ?? "vgate" }], {
+  const leaf = await generate([{ name: "commonName", value: opts.commonName }], {
     ...common,
     // Never past the CA: a certificate outliving its issuer fails verification anyway.
     notAfterDate: new Date(now + Math.min(opts.validityMs, opts.caValidityMs)),
     ca: { key: ca.private, cert: ca.cert },
-    extensions: [
+    extensions: opts.leafExtensions,
+  });
+  return { caCert: ca.cert, cert: leaf.cert, key: leaf.private };
+}
+
+/** A new CA and a serving certificate for `dnsNames`. */
+export function issueCertificates(opts: IssueOptions): Promise<WebhookCertificates> {
+  return issuePair({
+    ...opts,
+    caName: "vgate-ca",
+    commonName: opts.dnsNames[0] ?? "vgate",
+    leafExtensions: [
       { name: "basicConstraints", cA: false },
       { name: "keyUsage", digitalSignature: true, critical: true },
       { name: "extKeyUsage", serverAuth: true },
@@ -73,7 +97,6 @@ export async function issueCertificates(opts: IssueOptions): Promise<WebhookCert
       },
     ],
   });
-  return { caCert: ca.cert, cert: serving.cert, key: serving.private };
 }
 
 export interface ClientIssueOptions {
@@ -85,42 +108,20 @@ export interface ClientIssueOptions {
 }
 
 /**
- * A new client CA (its key dropped once it has signed) and a client certificate it signs: what
- * kube-apiserver presents to vgate's review routes, and what vgate's --client-ca-file trusts. A CA
- * of its own, apart from the serving CA and the cluster's: nothing else it signs reaches vgate.
+ * A new client CA and a client certificate it signs: what kube-apiserver presents to vgate's
+ * review routes, and what vgate's --client-ca-file trusts. A CA of its own, apart from the serving
+ * CA and the cluster's: nothing else it signs reaches vgate.
  */
-export async function issueClientCertificate(
-  opts: ClientIssueOptions,
-): Promise<WebhookCertificates> {
-  const now = opts.now?.getTime() ?? Date.now();
-  const notBeforeDate = new Date(now - BACKDATE_MS);
-  const common = { keyType: "ec", curve: "P-256", algorithm: "sha256", notBeforeDate } as const;
-  const name = `vgate-client-ca@${Math.floor(now / 1000)}`;
-  const ca = await generate([{ name: "commonName", value: name }], {
-    ...common,
-    notAfterDate: new Date(now + opts.caValidityMs),
-    extensions: [
-      { name: "basicConstraints", cA: true, pathLenConstraint: 0, critical: true },
-      {
-        name: "keyUsage",
-        keyCertSign: true,
-        cRLSign: true,
-        digitalSignature: true,
-        critical: true,
-      },
-    ],
-  });
-  const client = await generate([{ name: "commonName", value: opts.commonName }], {
-    ...common,
-    notAfterDate: new Date(now + Math.min(opts.validityMs, opts.caValidityMs)),
-    ca: { key: ca.private, cert: ca.cert },
-    extensions: [
+export function issueClientCertificate(opts: ClientIssueOptions): Promise<WebhookCertificates> {
+  return issuePair({
+    ...opts,
+    caName: "vgate-client-ca",
+    leafExtensions: [
       { name: "basicConstraints", cA: false },
       { name: "keyUsage", digitalSignature: true, critical: true },
       { name: "extKeyUsage", clientAuth: true },
     ],
   });
-  return { caCert: ca.cert, cert: client.cert, key: client.private };
 }
 
 /**
@@ -132,22 +133,12 @@ export function clientRenewalReason(
   commonName: string,
   now: Date = new Date(),
 ): string | null {
-  if (!stored.cert || !stored.key || !stored.caCert) return "it lacks tls.crt, tls.key or ca.crt";
-  let cert: X509Certificate;
-  let ca: X509Certificate;
-  try {
-    cert = new X509Certificate(stored.cert);
-    ca = new X509Certificate(stored.caCert);
-    if (!cert.checkPrivateKey(createPrivateKey(stored.key)))
-      return "tls.key does not match tls.crt";
-  } catch {
-    return "it holds no valid PEM certificate and key";
-  }
-  if (!cert.checkIssued(ca) || !cert.verify(ca.publicKey)) return "ca.crt did not sign tls.crt";
-  const cn = /(?:^|\n)CN=([^\n]*)/.exec(cert.subject)?.[1];
-  if (cn !== commonName)
-    return `the certificate is for ${JSON.stringify(cn ?? "")}, not ${JSON.stringify(commonName)}`;
-  return expiryReason(cert, "the certificate", now) ?? expiryReason(ca, "the CA", now);
+  return storedPairReason(stored, now, (cert) => {
+    const cn = /(?:^|\n)CN=([^\n]*)/.exec(cert.subject)?.[1];
+    return cn === commonName
+      ? null
+      : `the certificate is for ${JSON.stringify(cn ?? "")}, not ${JSON.stringify(commonName)}`;
+  });
 }
 
 /** The DNS names in a certificate's subjectAltName. */
@@ -168,6 +159,22 @@ export function renewalReason(
   dnsNames: readonly string[],
   now: Date = new Date(),
 ): string | null {
+  return storedPairReason(stored, now, (cert) => {
+    const missing = dnsNames.filter((name) => !dnsNamesOf(cert).includes(name));
+    return missing.length > 0 ? `the certificate does not cover ${missing.join(", ")}` : null;
+  });
+}
+
+/**
+ * The checks every stored pair passes: it parses, the key matches the certificate, the (first) CA
+ * signed it, `names` has nothing against it, and both are valid now and for more than
+ * RENEW_BEFORE_MS.
+ */
+function storedPairReason(
+  stored: Partial<WebhookCertificates>,
+  now: Date,
+  names: (cert: X509Certificate) => string | null,
+): string | null {
   if (!stored.cert || !stored.key || !stored.caCert) return "it lacks tls.crt, tls.key or ca.crt";
   let cert: X509Certificate;
   let ca: X509Certificate;
@@ -180,9 +187,9 @@ export function renewalReason(
     return "it holds no valid PEM certificate and key";
   }
   if (!cert.checkIssued(ca) || !cert.verify(ca.publicKey)) return "ca.crt did not sign tls.crt";
-  const missing = dnsNames.filter((name) => !dnsNamesOf(cert).includes(name));
-  if (missing.length > 0) return `the certificate does not cover ${missing.join(", ")}`;
-  return expiryReason(cert, "the certificate", now) ?? expiryReason(ca, "the CA", now);
+  return (
+    names(cert) ?? expiryReason(cert, "the certificate", now) ?? expiryReason(ca, "the CA", now)
+  );
 }
 
 function expiryReason(cert: X509Certificate, what: string, now: Date): string | null {
