@@ -22,6 +22,7 @@ import { plugin } from "../../plugin/plugin-run.js";
 import { startVgateCluster, type VgateCluster } from "../../support/cluster.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
 import { until } from "../../support/until.js";
+import { httpsRequest } from "../../support/https-client.js";
 
 const sha256 = (s: string): string => `sha256:${createHash("sha256").update(s).digest("hex")}`;
 
@@ -177,6 +178,9 @@ const sha256 = (s: string): string => `sha256:${createHash("sha256").update(s).d
           /another access key already has this key/.test(JSON.stringify(dup.body))
         );
       }, "the duplicate is refused once vgate's index has the first key");
+      // Each such answer tells the caller that a key exists: they are counted.
+      const metrics = await httpsRequest(`${cluster.vgateUrl}/metrics`, { ca: cluster.caPem });
+      assert.match(metrics.text, /^vgate_duplicate_key_refusals_total [1-9]/m);
     });
 
     /** Every value stored under /registry/ in etcd, decoded as text. */

@@ -321,7 +321,17 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
     api,
     keyStorage: authOpts.keyStorage,
     // Without an API server (--dev) nothing is stored, so there is nothing a key could duplicate.
-    keyIndex: kc ? { synced: auth.synced, namesWithSameKey: auth.namesWithSameKey } : undefined,
+    keyIndex: kc
+      ? {
+          synced: auth.synced,
+          // Asked only for a new key: any name it returns refuses the write, and is counted.
+          namesWithSameKey: (stored) => {
+            const names = auth.namesWithSameKey(stored);
+            if (names.length > 0) metrics.duplicateKeys.inc();
+            return names;
+          },
+        }
+      : undefined,
   };
   const ops = opts.operations ?? DEFAULT_OPERATIONS;
   const graceful = new GracefulShutdown();

@@ -12,6 +12,8 @@ export interface Metrics {
   bodiesRefused: Counter<"route" | "reason">;
   /** TokenReviews by result (auth/contracts.ts LoginResult, or "unavailable" before the key cache syncs). */
   logins: Counter<"result">;
+  /** Writes refused because another key already has their key (the duplicate-key check). */
+  duplicateKeys: Counter;
   /** Requests refused for their client certificate, by route and why (client-auth.ts). */
   clientCertRefused: Counter<"route" | "reason">;
   /** Reports the bytes of request bodies held now (set by the app that owns the budget). */
@@ -90,6 +92,11 @@ export function createMetrics(withProcessMetrics = true): Metrics {
       name: "vgate_access_key_logins_total",
       help: "Access key logins (TokenReviews) by result: authenticated, invalid (no such key, or a malformed token), disabled, expired, deleting, no-owner, audience, unavailable (keys not loaded yet).",
       labelNames: ["result"],
+      registers: [registry],
+    }),
+    duplicateKeys: new Counter({
+      name: "vgate_duplicate_key_refusals_total",
+      help: "OwnedAccessKey writes refused because another key already has the key they set. A caller who can reach the admission routes directly learns from this answer whether a key exists: a rise means someone tries keys.",
       registers: [registry],
     }),
     clientCertRefused: new Counter({
