@@ -67,6 +67,39 @@ export interface VgateCluster {
    * signed by vgate's --client-ca-file), for tests that call them as kube-apiserver does.
    */
   apiserverClient: CertAndKey;
+  /**
+   * The CA of vgate's --client-ca-file, which signed `apiserverClient`: for tests that need other
+   * certificates of it (another common name, an expired one).
+   */
+  apiserverClientCa: CertAndKey;
+  /**
+   * Another `vgate serve` process on this cluster, with the first one's identity, serving
+   * certificate and client CA, but flags of its own. kube-apiserver does not call it: tests do.
+   */
+  startVgate(opts: MoreVgateOptions): Promise<MoreVgate>;
+  stop(): Promise<void>;
+}
+
+export interface MoreVgateOptions {
+  /** Names its log file (vgate-NAME.log in the cluster's directory). */
+  name: string;
+  /** More `vgate serve` flags. */
+  vgateArgs?: readonly string[];
+  /** The API server it talks to (a fault proxy in front of the cluster's, say); the cluster's by default. */
+  server?: string;
+  /**
+   * "ready": returns once /readyz answers 200 (the default); "live": once /healthz does, for a
+   * vgate that a fault keeps from becoming ready.
+   */
+  waitFor?: "ready" | "live";
+}
+
+export interface MoreVgate {
+  /** https://127.0.0.1:PORT */
+  url: string;
+  port: number;
+  log: string;
+  /** Stopped with the cluster too. */
   stop(): Promise<void>;
 }
 
@@ -95,7 +128,7 @@ export async function startVgateCluster(opts: VgateClusterOptions = {}): Promise
   let vgate: Supervised | undefined;
   try {
     await installCrds(admin);
-    const kubeconfig = await vgateIdentity(plane, admin);
+    const identity = await vgateIdentity(plane, admin);
     await publishInfo(admin, opts.vgateArgs ?? []);
     const vgateDir = join(plane.dir, "vgate");
     await mkdir(vgateDir);
@@ -103,35 +136,58 @@ export async function startVgateCluster(opts: VgateClusterOptions = {}): Promise
     const tls = await servingCert(plane.ca, [`vgate.${VGATE_NAMESPACE}.svc`, "localhost"]);
     await writeFile(join(vgateDir, "tls.crt"), tls.cert);
     await writeFile(join(vgateDir, "tls.key"), tls.key, { mode: 0o600 });
-    await writeFile(join(vgateDir, "client-ca.crt"), client.ca);
+    await writeFile(join(vgateDir, "client-ca.crt"), client.ca.cert);
     const vgateUrl = `https://127.0.0.1:${port}`;
     const vgateLog = opts.vgateLog ?? join(plane.dir, "vgate.log");
-    vgate = supervise(
-      "vgate",
-      resolve(repoRoot, "webhook/bin/vgate"),
-      [
-        "serve",
-        `--port=${port}`,
-        "--bind-address=127.0.0.1",
-        `--tls-cert-file=${join(vgateDir, "tls.crt")}`,
-        `--tls-private-key-file=${join(vgateDir, "tls.key")}`,
-        `--kubeconfig=${kubeconfig}`,
-        `--client-ca-file=${join(vgateDir, "client-ca.crt")}`,
-        `--client-allowed-names=${APISERVER_CLIENT_NAME}`,
-        `--log-level=${opts.logLevel ?? "info"}`,
-        // No endpoints or kube-proxy to wait for after SIGTERM: the rig stops at once.
-        "--shutdown-delay=0",
-        ...(opts.vgateArgs ?? []),
-      ],
-      vgateLog,
-      { env: { ...process.env, KUBECONFIG: "" } },
-    );
+    const serve = (
+      servePort: number,
+      kubeconfigFile: string,
+      args: readonly string[],
+      log: string,
+    ) =>
+      supervise(
+        "vgate",
+        resolve(repoRoot, "webhook/bin/vgate"),
+        [
+          "serve",
+          `--port=${servePort}`,
+          "--bind-address=127.0.0.1",
+          `--tls-cert-file=${join(vgateDir, "tls.crt")}`,
+          `--tls-private-key-file=${join(vgateDir, "tls.key")}`,
+          `--kubeconfig=${kubeconfigFile}`,
+          `--client-ca-file=${join(vgateDir, "client-ca.crt")}`,
+          `--client-allowed-names=${APISERVER_CLIENT_NAME}`,
+          `--log-level=${opts.logLevel ?? "info"}`,
+          // No endpoints or kube-proxy to wait for after SIGTERM: the rig stops at once.
+          "--shutdown-delay=0",
+          ...args,
+        ],
+        log,
+        { env: { ...process.env, KUBECONFIG: "" } },
+      );
+    vgate = serve(port, identity.kubeconfig, opts.vgateArgs ?? [], vgateLog);
     const ready = async () =>
       (await httpsRequest(`${vgateUrl}/readyz`, { ca: plane.ca.cert })).status === 200;
     await waitUntil("/readyz", vgate, ready, 30_000);
     await installWebhooks(admin, port, plane.ca.cert);
     await waitForWebhooks(admin, vgate);
     const running = vgate;
+    const more: Supervised[] = [];
+    const startVgate = async (o: MoreVgateOptions): Promise<MoreVgate> => {
+      const morePort = await freePort();
+      const url = `https://127.0.0.1:${morePort}`;
+      const kubeconfig = o.server
+        ? await plane.tokenKubeconfig(identity.token, "vgate", o.server)
+        : identity.kubeconfig;
+      const log = join(plane.dir, `vgate-${o.name}.log`);
+      const proc = serve(morePort, kubeconfig, o.vgateArgs ?? [], log);
+      more.push(proc);
+      const path = o.waitFor === "live" ? "/healthz" : "/readyz";
+      const up = async () =>
+        (await httpsRequest(`${url}${path}`, { ca: plane.ca.cert })).status === 200;
+      await waitUntil(path, proc, up, 30_000);
+      return { url, port: morePort, log, stop: () => proc.stop() };
+    };
     let stopped: Promise<void> | undefined;
     return {
       plane,
@@ -143,6 +199,8 @@ export async function startVgateCluster(opts: VgateClusterOptions = {}): Promise
       vgateUrl,
       vgateLog,
       apiserverClient: { cert: client.cert, key: client.key },
+      apiserverClientCa: client.ca,
+      startVgate,
       clientFor: async (user, groups = []) =>
         new KubeTestClient(plane.url, {
           ca: plane.ca.cert,
@@ -150,7 +208,7 @@ export async function startVgateCluster(opts: VgateClusterOptions = {}): Promise
         }),
       stop: () =>
         (stopped ??= (async () => {
-          await running.stop();
+          await Promise.all([running, ...more].map((p) => p.stop()));
           await plane.stop();
         })()),
     };
@@ -207,7 +265,10 @@ async function installCrds(
  * vgate's RBAC, and a kubeconfig with a bound token of its service account from the TokenRequest
  * API: what a pod's projected token gives it.
  */
-async function vgateIdentity(plane: ControlPlane, admin: KubeTestClient): Promise<string> {
+async function vgateIdentity(
+  plane: ControlPlane,
+  admin: KubeTestClient,
+): Promise<{ token: string; kubeconfig: string }> {
   await admin.apply(clusterRole("vgate", vgateRules(`management.${DEFAULT_GROUP_DOMAIN}`)));
   await admin.apply(
     clusterRoleBinding("vgate", "vgate", [
@@ -215,7 +276,7 @@ async function vgateIdentity(plane: ControlPlane, admin: KubeTestClient): Promis
     ]),
   );
   const token = await plane.serviceAccountToken(VGATE_NAMESPACE, VGATE_SERVICE_ACCOUNT);
-  return plane.tokenKubeconfig(token, "vgate");
+  return { token, kubeconfig: await plane.tokenKubeconfig(token, "vgate") };
 }
 
 /**
@@ -240,9 +301,9 @@ export const APISERVER_CLIENT_NAME = "kube-apiserver";
  * kube-apiserver's client certificate for vgate, from a CA of its own (as `vgate certs` makes it):
  * vgate trusts that CA only, so no other certificate of the cluster's CA can call its review routes.
  */
-async function apiserverClientCert(): Promise<CertAndKey & { ca: string }> {
+async function apiserverClientCert(): Promise<CertAndKey & { ca: CertAndKey }> {
   const ca = await testCa("vgate-apiserver-client-ca");
-  return { ...(await clientCert(ca, APISERVER_CLIENT_NAME)), ca: ca.cert };
+  return { ...(await clientCert(ca, APISERVER_CLIENT_NAME)), ca };
 }
 
 /** Where manifests/apiserver/ expects vgate and its CA, rewritten for the test rig. */
