@@ -197,6 +197,10 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
       } else go();
     },
   );
+  // Idle connections stay open as long as kube-apiserver keeps them (k8s.io/apiserver
+  // secure_serving.go: IdleTimeout 90 s), not Node's 5 s: a client's race with an idle close would
+  // otherwise show up here far more often than against the real server.
+  server.keepAliveTimeout = 90_000;
   server.on("connection", (socket: Socket) => {
     if (down === "refuse") return socket.destroy();
     sockets.add(socket);
