@@ -20,6 +20,7 @@ import {
   keyStorageErrors,
 } from "../../../webhook/src/accesskeys/key-storage.js";
 import { mutateKey } from "../../../webhook/src/accesskeys/mutate.js";
+
 import type { KeyRequest } from "../../../webhook/src/accesskeys/request.js";
 import type { KubeApi } from "../../../webhook/src/kube/ports.js";
 
@@ -168,6 +169,39 @@ describe("keys stay secret: last-applied-configuration and exposure", () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  it("finds a generated key joined to punctuation by its hash, but not one joined to more letters", () => {
+    const found = [
+      `https://ci:${KEY}@git.example.com/repo.git`,
+      `https://ci.example.com/hook?token=${KEY}&run=1`,
+      `the key is ${KEY}.`,
+      `example.com/${KEY}`,
+      `${KEY}-`,
+      `-${KEY}_`,
+    ];
+    for (const text of found) {
+      assert.equal(exposureErrors(key({ key: HASHED }, { note: text }), []).length, 1, text);
+    }
+    // A generateName made of the key: found by its hash, and then in the name made from it.
+    const named = key({ key: HASHED });
+    named.metadata = { name: `${KEY}-x7k2q`, generateName: `${KEY}-` };
+    assert.deepEqual(
+      exposureErrors(named, []).map((e) => e.field),
+      ["metadata.name", "metadata.generateName"],
+    );
+    // The validating webhook refuses it too: it sees the object after every mutating webhook.
+    const pasted = key({ key: HASHED }, { note: `the key is ${KEY}.` });
+    assert.deepEqual(
+      keyStorageErrors(
+        request("UPDATE", pasted, { storage: "hashed", old: key({ key: HASHED }) }),
+      ).map((e) => e.field),
+      ["metadata.annotations[note]"],
+    );
+    // Joined to more key characters, a hash cannot tell it from a longer word.
+    for (const text of [`${KEY}x`, `v2${KEY}`, `${KEY}--`, KEY.slice(1)]) {
+      assert.deepEqual(exposureErrors(key({ key: HASHED }, { note: text }), []), [], text);
+    }
   });
 
   it("hashed storage: the mutating webhook hashes both copies and refuses the key elsewhere", async () => {

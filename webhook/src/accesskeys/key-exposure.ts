@@ -83,29 +83,112 @@ export function lastAppliedErrors(obj: OwnedAccessKey | null): FieldError[] {
   return [forbidden(`metadata.annotations[${LAST_APPLIED}]`, UNHASHED_LAST_APPLIED)];
 }
 
-const TOKEN_SEPARATORS = /[\s"'`=:,;()[\]{}<>\\]+/;
+/** Runs between the separators of config text: whitespace, quotes, = : , ; brackets, backslash. */
+const TOKENS = /[^\s"'`=:,;()[\]{}<>\\]+/g;
+/** What a generated key is made of (base64url): a run of these may be a key joined to punctuation. */
+const KEY_ALPHABET_RUNS = /[A-Za-z0-9_-]+/g;
+
+/** Where a match starts and ends in a text. */
+type Span = [start: number, end: number];
 
 /**
- * Every place outside spec.key where the key shows: a string (or an object key) that contains one
- * of `plaintexts`, or a token of one whose SHA-256 is the digest spec.key stands for. Paths as kube
- * writes them (`metadata.annotations[a.b/c]`, `spec.description`).
+ * The spans of `text` that may be a whole key, at least MIN_KEY_LENGTH long: each run between the
+ * separators of config text (TOKENS), and each run of the base64url alphabet, also with one `-` or
+ * `_` taken off either end, so that a generated key joined to other punctuation
+ * (`https://ci:KEY@host`, `a.b/KEY`, `KEY.`, a generateName `KEY-`) is found too. A key joined to
+ * further letters or digits cannot be told from a longer word by its hash.
+ */
+function candidateSpans(text: string): Span[] {
+  const spans: Span[] = [];
+  const runs = (pattern: RegExp, trim: boolean) => {
+    for (const m of text.matchAll(pattern)) {
+      const start = m.index;
+      const end = start + m[0].length;
+      spans.push([start, end]);
+      if (!trim) continue;
+      const head = /^[-_]/.test(m[0]) ? 1 : 0;
+      const tail = /[-_]$/.test(m[0]) ? 1 : 0;
+      if (head) spans.push([start + 1, end]);
+      if (tail) spans.push([start, end - 1]);
+      if (head && tail) spans.push([start + 1, end - 1]);
+    }
+  };
+  runs(TOKENS, false);
+  runs(KEY_ALPHABET_RUNS, true);
+  return spans.filter(([a, b]) => b - a >= MIN_KEY_LENGTH);
+}
+
+/**
+ * Finds the access key of an object in any text, by value: every plaintext the request carries as
+ * a substring (shorter keys are refused as new keys anyway, and a short string would match too
+ * much), and every candidate span (candidateSpans) whose SHA-256 is the digest spec.key stands for.
+ * A key found by its hash anywhere in the object is then known as a plaintext too, so that it is
+ * found, and hidden, wherever else it shows (a name generated from a generateName made of it).
+ */
+export class KeyFinder {
+  private readonly known: Set<string>;
+  private readonly digest: Buffer | undefined;
+
+  constructor(obj: OwnedAccessKey, plaintexts: readonly string[]) {
+    const stored = specKey(obj);
+    this.digest = stored === undefined ? undefined : storedDigest(stored);
+    this.known = new Set(plaintexts.filter((p) => p.length >= MIN_KEY_LENGTH));
+    // Learn every copy the hash finds in the object (spans() adds each to `known`).
+    if (this.digest !== undefined) for (const text of textsOf(obj)) this.spans(text);
+  }
+
+  /** Where the key shows in `text`; a copy found by its hash is known from then on. */
+  spans(text: string): Span[] {
+    if (this.digest !== undefined && text.length >= MIN_KEY_LENGTH) {
+      for (const [a, b] of candidateSpans(text)) {
+        const token = text.slice(a, b);
+        if (digestsEqual(tokenDigest(token), this.digest)) this.known.add(token);
+      }
+    }
+    const found: Span[] = [];
+    for (const s of this.known) {
+      for (let at = text.indexOf(s); at >= 0; at = text.indexOf(s, at + 1)) {
+        found.push([at, at + s.length]);
+      }
+    }
+    return found;
+  }
+
+  shows(text: string): boolean {
+    return this.spans(text).length > 0;
+  }
+}
+
+/** Every string of `obj` but spec.key, object keys included; iterative, so any depth is fine. */
+function textsOf(obj: OwnedAccessKey): string[] {
+  const out: string[] = [];
+  const stack: [value: unknown, isSpec: boolean][] = [[obj, false]];
+  while (stack.length) {
+    const [value, isSpec] = stack.pop()!;
+    if (typeof value === "string") out.push(value);
+    else if (Array.isArray(value)) for (const v of value) stack.push([v, false]);
+    else if (isObject(value)) {
+      for (const [k, v] of Object.entries(value)) {
+        if (isSpec && k === "key") continue;
+        out.push(k);
+        stack.push([v, value === obj && k === "spec"]);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Every place outside spec.key where the key shows: a string (or an object key) in which a
+ * KeyFinder of `plaintexts` finds it. Paths as kube writes them (`metadata.annotations[a.b/c]`,
+ * `spec.description`).
  */
 export function exposureErrors(obj: OwnedAccessKey, plaintexts: readonly string[]): FieldError[] {
-  const stored = specKey(obj);
-  const digest = stored === undefined ? undefined : storedDigest(stored);
-  // Shorter keys are refused as new keys anyway; a short string would match too much.
-  const secrets = plaintexts.filter((p) => p.length >= MIN_KEY_LENGTH);
-  const shows = (text: string): boolean => {
-    if (secrets.some((s) => text.includes(s))) return true;
-    if (digest === undefined || text.length < MIN_KEY_LENGTH) return false;
-    return text
-      .split(TOKEN_SEPARATORS)
-      .some((t) => t.length >= MIN_KEY_LENGTH && digestsEqual(tokenDigest(t), digest));
-  };
+  const finder = new KeyFinder(obj, plaintexts);
   const errors: FieldError[] = [];
   const visit = (value: unknown, path: string, inMap: boolean): void => {
     if (typeof value === "string") {
-      if (shows(value)) errors.push(forbidden(path, EXPOSED));
+      if (finder.shows(value)) errors.push(forbidden(path, EXPOSED));
       return;
     }
     if (Array.isArray(value)) {
@@ -116,7 +199,7 @@ export function exposureErrors(obj: OwnedAccessKey, plaintexts: readonly string[
     for (const [k, v] of Object.entries(value)) {
       if (path === "spec" && k === "key") continue;
       const child = inMap ? `${path}[${k}]` : path === "" ? k : `${path}.${k}`;
-      if (shows(k)) errors.push(forbidden(child, EXPOSED));
+      if (finder.shows(k)) errors.push(forbidden(child, EXPOSED));
       // Labels and annotations are maps: their keys go in brackets, as kube writes them.
       const isMap = (path === "metadata" && (k === "labels" || k === "annotations")) || false;
       visit(v, child, isMap);

@@ -7,7 +7,7 @@
 import { OMIT_VALUE, required, invalid, type FieldError } from "../api/field-errors.js";
 import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
 import { newServiceUnavailable, type KubeError } from "../api/status.js";
-import { lastAppliedErrors } from "./key-exposure.js";
+import { exposureErrors, lastAppliedErrors } from "./key-exposure.js";
 import { digestsEqual, hashKey, isStoredHash, MIN_KEY_LENGTH, storedDigest } from "./key-hash.js";
 import { isObject, own } from "./json-fields.js";
 import type { KeyRequest } from "./request.js";
@@ -59,7 +59,8 @@ function usable(key: string): boolean {
 /**
  * The storage rules for CREATE and UPDATE: a new key is usable and at least MIN_KEY_LENGTH long
  * (a key that already exists keeps working, whatever its length), hashed storage holds only
- * hashes (in spec.key and in last-applied-configuration), and keys are unique.
+ * hashes (in spec.key and in last-applied-configuration) and the key nowhere else, and keys are
+ * unique.
  */
 export function keyStorageErrors(req: KeyRequest): FieldError[] {
   if (req.operation !== "CREATE" && req.operation !== "UPDATE") return [];
@@ -74,6 +75,10 @@ export function keyStorageErrors(req: KeyRequest): FieldError[] {
     if (!isStoredHash(key)) return [invalid("spec.key", OMIT_VALUE, NOT_HASHED)];
     const applied = lastAppliedErrors(req.object);
     if (applied.length) return applied;
+    // The mutating webhook refused a key shown elsewhere already; this is the object that will be
+    // stored, after every mutating webhook, so it is checked again where the write is decided.
+    const exposed = req.object ? exposureErrors(req.object, []) : [];
+    if (exposed.length) return exposed;
   }
   if (!fresh || !req.keyIndex) return [];
   const self = req.object?.metadata?.name;
