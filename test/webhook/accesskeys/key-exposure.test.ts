@@ -19,8 +19,10 @@ import {
   duplicateCheckUnavailable,
   keyStorageErrors,
 } from "../../../webhook/src/accesskeys/key-storage.js";
+import { admitMutate, admitValidate } from "../../../webhook/src/accesskeys/admit.js";
 import { mutateKey } from "../../../webhook/src/accesskeys/mutate.js";
-
+import { decodeAdmissionReview } from "../../../webhook/src/admission/review.js";
+import { review } from "../../support/reviews.js";
 import type { KeyRequest } from "../../../webhook/src/accesskeys/request.js";
 import type { KubeApi } from "../../../webhook/src/kube/ports.js";
 
@@ -202,6 +204,59 @@ describe("keys stay secret: last-applied-configuration and exposure", () => {
     for (const text of [`${KEY}x`, `v2${KEY}`, `${KEY}--`, KEY.slice(1)]) {
       assert.deepEqual(exposureErrors(key({ key: HASHED }, { note: text }), []), [], text);
     }
+  });
+
+  it("never quotes a key it found by its hash: names and field paths hide it, in both webhooks", async () => {
+    // Lower-case letters: nothing a credential pattern would catch; only the hash finds it.
+    const lower = "correcthorsebatterystapleandmoreletters";
+    const obj = key({ key: hashKey(lower) }, { [`example.com/${lower}`]: "x" }, { [lower]: "y" });
+    obj.metadata = { generateName: `${lower}-`, ...obj.metadata, name: "" };
+    const req = decodeAdmissionReview(review({ object: obj as Record<string, unknown>, name: "" }));
+    const deps = {
+      identity: resourceIdentity(),
+      adminGroups: ["system:masters"],
+      api,
+      keyStorage: "hashed" as const,
+    };
+    const mutated = (await admitMutate(req, deps)).response;
+    assert.equal(mutated.allowed, false);
+    const text = JSON.stringify(mutated);
+    assert.ok(!text.includes(lower), text);
+    assert.deepEqual(
+      mutated.status!.details!.causes!.map((c) => c.field),
+      [
+        "metadata.generateName",
+        "metadata.name",
+        "metadata.annotations[example.com/[REDACTED]]",
+        "metadata.labels[[REDACTED]]",
+        // The CREATE default of displayName is the name, key and all.
+        "spec.displayName",
+      ],
+    );
+    // The name generated from the generateName hides the key too.
+    assert.match(
+      mutated.status!.message,
+      /^OwnedAccessKey\.management\.loft\.sh "\[REDACTED\]-[a-z0-9]{5}" is invalid/,
+    );
+    // The validating webhook refuses it too (it sees the object after every mutating webhook), and
+    // hides the key in what it says: here the name, as a metadata rule quotes it.
+    obj.metadata.name = `${lower}.ci`;
+    const validated = (
+      await admitValidate(
+        decodeAdmissionReview(review({ object: obj as Record<string, unknown> })),
+        deps,
+      )
+    ).response;
+    assert.equal(validated.allowed, false);
+    assert.equal(validated.status!.code, 422);
+    assert.ok(!JSON.stringify(validated).includes(lower), JSON.stringify(validated));
+    assert.ok(
+      validated.status!.details!.causes!.some(
+        (c) =>
+          c.field === "metadata.labels[[REDACTED]]" &&
+          /must not contain the access key/.test(c.message),
+      ),
+    );
   });
 
   it("hashed storage: the mutating webhook hashes both copies and refuses the key elsewhere", async () => {

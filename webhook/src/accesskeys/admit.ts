@@ -1,11 +1,12 @@
 // Turns an AdmissionRequest for ownedaccesskeys into an AdmissionReview response, for the mutating
-// and the validating route.
+// and the validating route. No answer quotes a key the request holds (keyHider).
 
 import type { OwnedAccessKey, ResourceIdentity } from "../api/ownedaccesskey.js";
-import { asKubeError, newBadRequest } from "../api/status.js";
+import { asKubeError, newBadRequest, type Status } from "../api/status.js";
 import { allow, allowWithPatch, deny } from "../admission/respond.js";
 import type { AdmissionRequest, AdmissionReviewResponse } from "../admission/review.js";
 import type { KubeApi } from "../kube/ports.js";
+import { keyHider } from "./key-exposure.js";
 import { mutateKey } from "./mutate.js";
 import type { KeyRequest, KeyStorage } from "./request.js";
 import { validateKey } from "./validate.js";
@@ -62,19 +63,52 @@ function requireObject(req: AdmissionRequest): void {
   }
 }
 
+/**
+ * `review` with every key the request's objects hold hidden from its texts: a refusal's message,
+ * name and causes, and the warnings. A name or a field path can hold a key the scrubber cannot
+ * know (one found by its hash alone); the hider is built only for answers that carry text.
+ */
+function hideKeys(req: AdmissionRequest, review: AdmissionReviewResponse): AdmissionReviewResponse {
+  const { status, warnings } = review.response;
+  if (!status && !warnings?.length) return review;
+  const hide = keyHider([req.object, req.oldObject] as (OwnedAccessKey | null)[]);
+  const response = { ...review.response };
+  if (status) response.status = hideInStatus(status, hide);
+  if (warnings?.length) response.warnings = warnings.map(hide);
+  return { ...review, response };
+}
+
+function hideInStatus(status: Status, hide: (text: string) => string): Status {
+  const out: Status = { ...status, message: hide(status.message) };
+  const details = status.details;
+  if (!details) return out;
+  out.details = { ...details };
+  if (details.name !== undefined) out.details.name = hide(details.name);
+  if (details.causes) {
+    out.details.causes = details.causes.map((c) => ({
+      ...c,
+      message: hide(c.message),
+      field: hide(c.field),
+    }));
+  }
+  return out;
+}
+
 /** Checks the request is for our resource and well-formed, then answers with `decide`. */
 async function admit(
   req: AdmissionRequest,
   deps: AccessKeyAdmission,
   decide: (keyRequest: KeyRequest) => Promise<AdmissionReviewResponse>,
 ): Promise<AdmissionReviewResponse> {
+  let review: AdmissionReviewResponse;
   try {
     checkResource(req, deps.identity);
     requireObject(req);
-    return await decide(toKeyRequest(req, deps));
+    review = await decide(toKeyRequest(req, deps));
   } catch (err) {
-    return deny(req.uid, asKubeError(err));
+    review = deny(req.uid, asKubeError(err));
   }
+  return hideKeys(req, review);
 }
 
 export function admitValidate(

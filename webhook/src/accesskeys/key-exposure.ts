@@ -4,7 +4,8 @@
 // `replace --save-config`), so the mutating webhook hashes the key there as it hashes spec.key.
 // Any other place the key turns up in (an annotation, a label, a description) is refused: the
 // webhook looks for the key by value, every plaintext it knows of as a substring of every string,
-// and every token of a string whose SHA-256 is the stored hash, not by field name.
+// and every token of a string whose SHA-256 is the stored hash, not by field name. No answer
+// quotes the key: where it is part of a name or a field path, it is hidden (keyHider).
 
 import { forbidden, type FieldError } from "../api/field-errors.js";
 import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
@@ -88,6 +89,9 @@ const TOKENS = /[^\s"'`=:,;()[\]{}<>\\]+/g;
 /** What a generated key is made of (base64url): a run of these may be a key joined to punctuation. */
 const KEY_ALPHABET_RUNS = /[A-Za-z0-9_-]+/g;
 
+/** What a found key is replaced with in answers, as the scrubber writes it (server/redact.ts). */
+export const HIDDEN_KEY = "[REDACTED]";
+
 /** Where a match starts and ends in a text. */
 type Span = [start: number, end: number];
 
@@ -157,6 +161,25 @@ export class KeyFinder {
   shows(text: string): boolean {
     return this.spans(text).length > 0;
   }
+
+  /** `text` with every place the key shows (overlapping places as one) replaced by HIDDEN_KEY. */
+  hide(text: string): string {
+    const spans = this.spans(text).sort((x, y) => x[0] - y[0]);
+    if (spans.length === 0) return text;
+    const merged: Span[] = [];
+    for (const [a, b] of spans) {
+      const last = merged.at(-1);
+      if (last && a <= last[1]) last[1] = Math.max(last[1], b);
+      else merged.push([a, b]);
+    }
+    let out = "";
+    let at = 0;
+    for (const [a, b] of merged) {
+      out += text.slice(at, a) + HIDDEN_KEY;
+      at = b;
+    }
+    return out + text.slice(at);
+  }
 }
 
 /** Every string of `obj` but spec.key, object keys included; iterative, so any depth is fine. */
@@ -181,7 +204,7 @@ function textsOf(obj: OwnedAccessKey): string[] {
 /**
  * Every place outside spec.key where the key shows: a string (or an object key) in which a
  * KeyFinder of `plaintexts` finds it. Paths as kube writes them (`metadata.annotations[a.b/c]`,
- * `spec.description`).
+ * `spec.description`); the admission layer hides the key where a path holds it (keyHider).
  */
 export function exposureErrors(obj: OwnedAccessKey, plaintexts: readonly string[]): FieldError[] {
   const finder = new KeyFinder(obj, plaintexts);
@@ -207,4 +230,17 @@ export function exposureErrors(obj: OwnedAccessKey, plaintexts: readonly string[
   };
   visit(obj, "", false);
   return errors;
+}
+
+/**
+ * Hides, in any text of an answer, every key the request's objects hold: their plaintext keys and
+ * whatever their spec.key's hash finds (KeyFinder). The scrubber hides the values of secret fields
+ * and credential-shaped words; a key pasted elsewhere while spec.key holds only its hash (as
+ * `kubectl accesskey` sends it to hashed storage) is neither, and only the hash finds it.
+ */
+export function keyHider(objects: readonly (OwnedAccessKey | null)[]): (text: string) => string {
+  const finders = objects
+    .filter((o): o is OwnedAccessKey => o !== null)
+    .map((o) => new KeyFinder(o, plaintextKeys(o)));
+  return (text) => finders.reduce((t, f) => f.hide(t), text);
 }
