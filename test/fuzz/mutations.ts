@@ -1,10 +1,15 @@
-// Structure-aware mutations as fast-check arbitraries: a valid body (bodies.ts) with a few fields
-// dropped, duplicated, retyped, made huge, nested deep, filled with odd unicode, given __proto__
-// keys or numbers out of range, or a wrong apiVersion/kind; plus bodies of random bytes, wrong
-// content types and methods, and a body sent to another route now and then.
+// Structure-aware mutations as fast-check arbitraries: a valid body (bodies.ts) with keys planted in
+// it (keys.ts) and then none or a few fields dropped, duplicated, retyped, made huge, nested deep,
+// filled with odd unicode, given __proto__ keys or numbers out of range, or a wrong apiVersion/kind;
+// plus bodies of random bytes, wrong content types and methods, and a body sent to another route
+// now and then. Each request also picks the vgate it goes to (targets.ts) and the client
+// certificate it presents (identities.ts).
 
 import fc from "fast-check";
 import { fuzzBases, ROUTES, type Base, type Route } from "./bodies.js";
+import { IDENTITIES, TRUSTED, type Identity } from "./identities.js";
+import { keyPlans, plantKeys, type KeyPlan } from "./keys.js";
+import type { Target } from "./targets.js";
 import {
   fromJson,
   nodeAt,
@@ -21,12 +26,27 @@ import {
 export interface FuzzInput {
   /** The base body's name, or "random bytes". */
   from: string;
+  /** The vgate it goes to. */
+  target: Target;
+  /** The client certificate it presents. */
+  identity: Identity;
   route: Route;
   method: string;
   contentType: string | undefined;
   body: Buffer;
   /** What was done to the base, for the failure report. */
   mutations: string[];
+  /** The keys planted in the base; absent when the base carries none. */
+  plan?: KeyPlan;
+  /** The plaintext keys planted in it, wherever they are (the judge picks those vgate can know). */
+  keys: string[];
+  /** The base with its keys, unmutated, sent as kube-apiserver sends it (POST, JSON, its route). */
+  wellFormed: boolean;
+  /**
+   * A /validate request whose object is what vgate's /mutate admitted, as kube-apiserver sends it
+   * next; made by the judge (outcome.ts).
+   */
+  admitted?: boolean;
 }
 
 type Mutation = { kind: string; pick: number; value: Node };
@@ -239,22 +259,59 @@ function envelope(base: Route) {
   });
 }
 
+/** Mostly the rig's own vgate and the hashed one; the unsynced one answers little else than 503. */
+const targets: fc.Arbitrary<Target> = fc.oneof(
+  { weight: 2, arbitrary: fc.constant("plain" as const) },
+  { weight: 2, arbitrary: fc.constant("hashed" as const) },
+  { weight: 1, arbitrary: fc.constant("unsynced" as const) },
+);
+
+/** Three in four requests present kube-apiserver's certificate; the rest one of the others. */
+const identities: fc.Arbitrary<Identity> = fc.oneof(
+  { weight: 12, arbitrary: fc.constant(TRUSTED) },
+  { weight: 4, arbitrary: fc.constantFrom(...IDENTITIES.filter((i) => i !== TRUSTED)) },
+);
+
+/** One in four bodies goes unmutated: what a real caller sends, judged against the README. */
+const mutationLists = fc.oneof(
+  { weight: 1, arbitrary: fc.constant<Mutation[]>([]) },
+  { weight: 3, arbitrary: fc.array(mutationArb, { minLength: 1, maxLength: 4 }) },
+);
+
 function mutated(base: Base): fc.Arbitrary<FuzzInput> {
   return fc
-    .tuple(envelope(base.route), fc.array(mutationArb, { minLength: 1, maxLength: 4 }))
-    .map(([env, ms]) => {
-      let root = fromJson(base.body);
+    .tuple(targets, identities, keyPlans, envelope(base.route), mutationLists)
+    .map(([target, identity, plan, env, ms]) => {
+      const planted = plantKeys(base, plan);
+      let root = fromJson(planted.body);
       const mutations = ms.map((m) => {
         const r = applyMutation(root, m);
         root = r.root;
         return r.what;
       });
-      return { from: base.name, ...env, body: Buffer.from(toText(root), "utf8"), mutations };
+      const wellFormed =
+        ms.length === 0 &&
+        env.route === base.route &&
+        env.method === "POST" &&
+        env.contentType === "application/json";
+      return {
+        from: base.name,
+        target,
+        identity,
+        ...env,
+        body: Buffer.from(toText(root), "utf8"),
+        mutations,
+        ...(planted.planted ? { plan } : {}),
+        keys: planted.plaintexts,
+        wellFormed,
+      };
     });
 }
 
 const randomBytes: fc.Arbitrary<FuzzInput> = fc
   .tuple(
+    targets,
+    identities,
     fc.constantFrom(...ROUTES),
     fc.oneof(
       fc.uint8Array({ maxLength: 2048 }),
@@ -262,13 +319,17 @@ const randomBytes: fc.Arbitrary<FuzzInput> = fc
     ),
     fc.constantFrom<string | undefined>("application/json", undefined, ...CONTENT_TYPES),
   )
-  .map(([route, bytes, contentType]) => ({
+  .map(([target, identity, route, bytes, contentType]) => ({
     from: "random bytes",
+    target,
+    identity,
     route,
     method: "POST",
     contentType,
     body: Buffer.from(bytes),
     mutations: [],
+    keys: [],
+    wellFormed: false,
   }));
 
 /** Requests to fuzz vgate with: nine in ten structure-aware mutations of valid bodies. */
