@@ -90,8 +90,10 @@ bench: build
 soak: build
 	node dist/test/soak/run.js
 
-# 100,000 generated requests (FUZZ_REQUESTS) to every review route of a real vgate; FUZZ_SEED
-# replays a run; failing inputs go to dist/fuzz-failures.json. `make test` runs 3,000, fixed seed.
+# 100,000 generated requests (FUZZ_REQUESTS) to every review route of three real vgates (keys
+# stored plain, keys stored hashed, a key cache that never syncs), with six client certificates
+# and keys planted in the bodies; each answer judged. FUZZ_SEED replays a run; failing inputs go to
+# dist/fuzz-failures.json. `make test` runs 3,000, fixed seed.
 fuzz: build
 	node dist/test/fuzz/run.js
 
