@@ -417,6 +417,9 @@ export async function listen(
     },
     app,
   );
+  // A connection's client certificate is checked once (client-auth.ts): it must not change under
+  // it through a TLS 1.2 renegotiation.
+  server.on("secureConnection", (socket: TLSSocket) => socket.disableRenegotiation());
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {

@@ -9,7 +9,7 @@
 
 import { X509Certificate } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import type { TLSSocket } from "node:tls";
+import type { DetailedPeerCertificate, TLSSocket } from "node:tls";
 
 export type ClientCertRefusal = "not-configured" | "no-certificate" | "untrusted" | "name";
 
@@ -37,18 +37,46 @@ export const CLIENT_CERT_MESSAGES: Readonly<Record<ClientCertRefusal, string>> =
   name: "the client certificate's common name is not one of --client-allowed-names",
 };
 
-/** Why the connection's client may not call a protected route, or null when it may. */
+/** Per connection: the verdict, for the policy and CA list it was reached with. */
+const verdicts = new WeakMap<
+  TLSSocket,
+  {
+    policy: ClientCertPolicy;
+    cas: readonly X509Certificate[] | undefined;
+    refusal: ClientCertRefusal | null;
+  }
+>();
+
+/**
+ * Why the connection's client may not call a protected route, or null when it may. The verdict is
+ * a connection's: reached once (reading the peer's certificate costs more than answering a review)
+ * and kept until the trusted CAs change. The server disables renegotiation, so the certificate a
+ * connection presented cannot change under it.
+ */
 export function clientCertRefusal(
   socket: TLSSocket,
   policy: ClientCertPolicy,
 ): ClientCertRefusal | null {
   if (!policy.configured) return "not-configured";
-  const peer = socket.getPeerCertificate();
+  const cas = policy.trustedCas?.();
+  const cached = verdicts.get(socket);
+  if (cached?.policy === policy && cached.cas === cas) return cached.refusal;
+  const refusal = decide(socket, policy, cas);
+  verdicts.set(socket, { policy, cas, refusal });
+  return refusal;
+}
+
+function decide(
+  socket: TLSSocket,
+  policy: ClientCertPolicy,
+  cas: readonly X509Certificate[] | undefined,
+): ClientCertRefusal | null {
+  const peer = socket.getPeerCertificate(true);
   if (!peer || Object.keys(peer).length === 0) return "no-certificate";
   // Verified by the TLS layer against the CA (requestCert with rejectUnauthorized: false, so
   // that the answer can be a Kubernetes Status instead of a failed handshake).
   if (!socket.authorized) return "untrusted";
-  if (policy.trustedCas && !anchoredIn(socket, policy.trustedCas())) return "untrusted";
+  if (cas && !anchoredIn(peer, cas)) return "untrusted";
   if (policy.allowedNames.length === 0) return null;
   const cn = peer.subject?.CN;
   const names = Array.isArray(cn) ? cn : [cn];
@@ -57,33 +85,27 @@ export function clientCertRefusal(
     : "name";
 }
 
-/** Per connection: the CA list it was last checked against, and the verdict. */
-const anchors = new WeakMap<TLSSocket, { cas: readonly X509Certificate[]; ok: boolean }>();
-
 /**
- * Whether the chain the handshake verified still ends in one of `cas`: some certificate of it is
- * one of them, or was issued and signed by one. Cached per connection until the list changes.
+ * Whether the chain the handshake verified still ends in one of `cas` (the CAs trusted now, which
+ * may have lost the one the handshake used): some certificate of it is one of them, or was issued
+ * and signed by one.
  */
-function anchoredIn(socket: TLSSocket, cas: readonly X509Certificate[]): boolean {
-  const cached = anchors.get(socket);
-  if (cached?.cas === cas) return cached.ok;
+function anchoredIn(leaf: DetailedPeerCertificate, cas: readonly X509Certificate[]): boolean {
   const chain: X509Certificate[] = [];
-  let peer = socket.getPeerCertificate(true);
   const seen = new Set<string>();
-  while (peer?.raw && !seen.has(peer.fingerprint256)) {
+  for (let peer: DetailedPeerCertificate | undefined = leaf; peer?.raw;) {
+    if (seen.has(peer.fingerprint256)) break;
     seen.add(peer.fingerprint256);
     chain.push(new X509Certificate(peer.raw));
     peer = peer.issuerCertificate;
   }
-  const ok = chain.some((cert) =>
+  return chain.some((cert) =>
     cas.some(
       (ca) =>
         ca.fingerprint256 === cert.fingerprint256 ||
         (cert.checkIssued(ca) && cert.verify(ca.publicKey)),
     ),
   );
-  anchors.set(socket, { cas, ok });
-  return ok;
 }
 
 /** The certificates of a CA bundle that loadClientCa accepted. */
