@@ -123,32 +123,34 @@ function candidateSpans(text: string): Span[] {
 }
 
 /**
- * Finds the access key of an object in any text, by value: every plaintext the request carries as
- * a substring (shorter keys are refused as new keys anyway, and a short string would match too
- * much), and every candidate span (candidateSpans) whose SHA-256 is the digest spec.key stands for.
- * A key found by its hash anywhere in the object is then known as a plaintext too, so that it is
- * found, and hidden, wherever else it shows (a name generated from a generateName made of it).
+ * Finds the access key of an object in its texts, and in texts made from them (the answers), by
+ * value: every plaintext the request carries as a substring (shorter keys are refused as new keys
+ * anyway, and a short string would match too much), and every candidate span (candidateSpans) of
+ * the object whose SHA-256 is the digest spec.key stands for. A copy found by its hash is then
+ * known as a plaintext too, so that it is found, and hidden, wherever else it shows (a name
+ * generated from a generateName made of it).
  */
 export class KeyFinder {
   private readonly known: Set<string>;
-  private readonly digest: Buffer | undefined;
 
   constructor(obj: OwnedAccessKey, plaintexts: readonly string[]) {
-    const stored = specKey(obj);
-    this.digest = stored === undefined ? undefined : storedDigest(stored);
     this.known = new Set(plaintexts.filter((p) => p.length >= MIN_KEY_LENGTH));
-    // Learn every copy the hash finds in the object (spans() adds each to `known`).
-    if (this.digest !== undefined) for (const text of textsOf(obj)) this.spans(text);
-  }
-
-  /** Where the key shows in `text`; a copy found by its hash is known from then on. */
-  spans(text: string): Span[] {
-    if (this.digest !== undefined && text.length >= MIN_KEY_LENGTH) {
+    const stored = specKey(obj);
+    if (stored === undefined) return;
+    // Every copy the hash finds in the object, hashed once here: after this the object's texts
+    // (and the answers built from them) are searched for the known copies alone.
+    const digest = storedDigest(stored);
+    for (const text of textsOf(obj)) {
+      if (text.length < MIN_KEY_LENGTH) continue;
       for (const [a, b] of candidateSpans(text)) {
         const token = text.slice(a, b);
-        if (digestsEqual(tokenDigest(token), this.digest)) this.known.add(token);
+        if (digestsEqual(tokenDigest(token), digest)) this.known.add(token);
       }
     }
+  }
+
+  /** Where the key shows in `text`: every place of a plaintext or a copy the hash found. */
+  spans(text: string): Span[] {
     const found: Span[] = [];
     for (const s of this.known) {
       for (let at = text.indexOf(s); at >= 0; at = text.indexOf(s, at + 1)) {
