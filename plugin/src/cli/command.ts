@@ -9,9 +9,9 @@ import {
   type Options,
 } from "./flags.js";
 import { DEFAULT_GROUP_DOMAIN } from "../../../webhook/src/api/ownedaccesskey.js";
-import { HASH_PREFIX, hashKey } from "../../../webhook/src/accesskeys/key-hash.js";
 import type { AccessKeyApi } from "../kube/api.js";
 import type { Connection } from "../kube/connect.js";
+import { keyForms } from "../output/mask.js";
 import { escapeTerminal } from "../output/terminal-text.js";
 
 export interface Command {
@@ -139,11 +139,9 @@ export class CommandContext {
     let out = this.api_ ? this.api_.redact(text) : text;
     // The key, and what the plugin may have sent instead of it: its hash (OAK-24).
     for (const key of this.generated) {
-      for (const form of [key, hashKey(key).slice(HASH_PREFIX.length)]) {
-        out = out.split(form).join("<redacted>");
-      }
+      for (const form of keyForms(key)) out = out.split(form).join("<redacted>");
     }
-    return out.split(`${HASH_PREFIX}<redacted>`).join("<redacted>");
+    return out;
   }
 
   close(): void {

@@ -16,9 +16,13 @@
 // string inside a string (`"abc"`); as a substring it would mask unrelated text all over. --show-key turns all of it off but the identity provider's
 // secrets, which are always masked.
 
-import { createHash } from "node:crypto";
 import { ownPath } from "../../../webhook/src/accesskeys/json-fields.js";
-import { isStoredHash } from "../../../webhook/src/accesskeys/key-hash.js";
+import {
+  HASH_PREFIX,
+  hashKey,
+  isStoredHash,
+  tokenDigest,
+} from "../../../webhook/src/accesskeys/key-hash.js";
 import { isJsonObject, type JsonObject } from "./go-values.js";
 
 /** What a masked secret reads as; never a valid key (keys are URL-safe base64 or sha256:<hex>). */
@@ -46,18 +50,20 @@ export interface MaskOptions {
   generated?: readonly string[];
 }
 
-const sha256Hex = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
+const sha256Hex = (text: string) => tokenDigest(text).toString("hex");
 
-/** A key and the forms of it the server or a copy may hold: itself, `sha256:<hex>`, the hex. */
+/**
+ * A key and the forms of it the server or a copy may hold: itself, `sha256:<hex>` (what the plugin
+ * sends to hashed storage, OAK-24), the hex; for a stored hash, itself and its hex.
+ */
+export function keyForms(key: string): string[] {
+  if (isStoredHash(key)) return [key, key.slice(HASH_PREFIX.length)];
+  const hashed = hashKey(key);
+  return [key, hashed, hashed.slice(HASH_PREFIX.length)];
+}
+
 function withHashes(key: string, into: Set<string>): void {
-  into.add(key);
-  if (isStoredHash(key)) {
-    into.add(key.slice("sha256:".length));
-    return;
-  }
-  const hex = sha256Hex(key);
-  into.add(`sha256:${hex}`);
-  into.add(hex);
+  for (const form of keyForms(key)) into.add(form);
 }
 
 /** Every string of a value: values and map keys, and the strings of JSON held in a string. */
@@ -102,7 +108,7 @@ function candidates(object: unknown): Set<string> {
 
 /** The strings of `object` whose SHA-256 is the stored hash `key`. */
 function preimages(object: unknown, key: string): string[] {
-  const hex = key.slice("sha256:".length);
+  const hex = key.slice(HASH_PREFIX.length);
   return [...candidates(object)].filter((c) => c !== key && sha256Hex(c) === hex);
 }
 
