@@ -18,16 +18,19 @@ export const NO_OP_LABEL = { b: "2" };
 
 /** Runs kubectl's printer for `object` with `-o <output>`. */
 export function kubectlPrint(object: unknown, output: string): Promise<LocalRun> {
-  const dir = mkdtempSync(join(tmpdir(), "vgate-print-"));
-  const file = join(dir, "object.json");
   // U+0085, U+2028 and U+2029 escaped: kubectl reads the file as YAML, where raw ones are breaks.
-  writeFileSync(
-    file,
-    JSON.stringify(object).replace(
-      /[\u0085\u2028\u2029]/g,
-      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-    ),
+  const text = JSON.stringify(object).replace(
+    /[\u0085\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
   );
+  return kubectlPrintText(text, output);
+}
+
+/** Runs kubectl's printer for an object written as `text` (JSON or YAML), with `-o <output>`. */
+export function kubectlPrintText(text: string, output: string): Promise<LocalRun> {
+  const dir = mkdtempSync(join(tmpdir(), "vgate-print-"));
+  const file = join(dir, "object.yaml");
+  writeFileSync(file, text);
   return new Promise((resolve) => {
     execFile(
       "kubectl",

@@ -2,9 +2,6 @@
 // characters a terminal acts on: escaped, and read back to the same value by kubectl itself.
 
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import fc from "fast-check";
 import { goYaml } from "../../../plugin/src/output/go-yaml.js";
 import {
@@ -13,7 +10,7 @@ import {
   terminalLines,
 } from "../../../plugin/src/output/terminal-text.js";
 import { HAVE_KUBECTL, KUBECTL_SKIP_REASON } from "../../support/kubectl.js";
-import { execFile } from "node:child_process";
+import { kubectlPrintText } from "./local-kubectl.js";
 
 const BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069";
 const ALL_UNSAFE = [
@@ -79,26 +76,9 @@ describe("terminal text", () => {
       };
       const yaml = goYaml(object);
       assert.equal(RAW.exec(yaml.replace(/\n/g, "")), null);
-      const file = join(mkdtempSync(join(tmpdir(), "vgate-yaml-")), "o.yaml");
-      writeFileSync(file, yaml);
-      const json = await new Promise<string>((done, fail) =>
-        execFile(
-          "kubectl",
-          [
-            "label",
-            "--local",
-            "-f",
-            file,
-            "b=2",
-            "--overwrite",
-            "--kubeconfig",
-            "/dev/null",
-            "-o",
-            "json",
-          ],
-          (err, out, stderr) => (err ? fail(new Error(stderr)) : done(out)),
-        ),
-      );
+      const read = await kubectlPrintText(yaml, "json");
+      assert.equal(read.code, 0, read.stderr);
+      const json = read.stdout;
       assert.deepEqual((JSON.parse(json) as { data: unknown }).data, object.data);
     },
   );
