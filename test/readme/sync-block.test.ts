@@ -77,11 +77,22 @@ function portFree(port: number): Promise<boolean> {
       );
       const hostName = `db-x-${virtualNs}-x-my-vcluster`;
       try {
-        await until(
-          async () => (await get("http://127.0.0.1:8081/readyz")).status === 200,
-          "ready",
-          30_000,
-        );
+        // A process that exits, or never gets ready, fails with what it said.
+        let readyz = "";
+        try {
+          await until(
+            async () => {
+              if (child.exitCode !== null) assert.fail(`vgate sync exited (${child.exitCode})`);
+              const r = await get("http://127.0.0.1:8081/readyz");
+              readyz = `${r.status} ${r.body}`;
+              return r.status === 200;
+            },
+            "ready",
+            30_000,
+          );
+        } catch (err) {
+          assert.fail(`${(err as Error).message}; /readyz: ${readyz}; vgate sync said:\n${out}`);
+        }
         await cluster.admin.create({
           apiVersion: "v1",
           kind: "Service",
