@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# `make kube`: builds the test rig's kube-apiserver and etcd from the Go module proxy, through the
-# committed wrapper modules in apiserver/ and etcd/, into an envtest-style assets directory:
-#   ${XDG_CACHE_HOME:-$HOME/.cache}/vgate/kube/<KUBE_VERSION>/{kube-apiserver,etcd}
+# `make kube`: builds the test rig's kube-apiserver and etcd, and the node rig's kubelet,
+# kube-controller-manager, kube-scheduler and kube-proxy, from the Go module proxy, through the
+# committed wrapper modules in apiserver/, node/ and etcd/, into an envtest-style assets directory:
+#   ${XDG_CACHE_HOME:-$HOME/.cache}/vgate/kube/<KUBE_VERSION>/{kube-apiserver,etcd,kubelet,...}
 # A binary is rebuilt only when its wrapper module (go.mod, go.sum) or this script changed.
-# KUBEBUILDER_ASSETS, envtest's convention, names a directory that already holds both binaries;
-# then nothing is built and Go is not needed.
+# KUBEBUILDER_ASSETS, envtest's convention, names a directory that already holds kube-apiserver and
+# etcd; then nothing is built and Go is not needed (and the node tier skips, saying so).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=versions.env
@@ -74,4 +75,11 @@ for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 build etcd etcd go.etcd.io/etcd/server/v3 "-s -w"
 build kube-apiserver apiserver k8s.io/kubernetes/cmd/kube-apiserver "$kube_ldflags"
-say "ready: $out (kube-apiserver $KUBE_VERSION, etcd $ETCD_VERSION)"
+# One binary at a time: kubelet and kube-controller-manager each take minutes cold, and most of
+# what they compile is shared with kube-apiserver through the build cache.
+if [ "${VGATE_KUBE_NODE:-1}" = 1 ]; then
+  for bin in kube-scheduler kube-proxy kube-controller-manager kubelet; do
+    build "$bin" node "k8s.io/kubernetes/cmd/$bin" "$kube_ldflags"
+  done
+fi
+say "ready: $out (Kubernetes $KUBE_VERSION, etcd $ETCD_VERSION)"
