@@ -33,15 +33,15 @@ export async function testCa(name = "vgate-test-ca"): Promise<CertAndKey> {
   return { cert: pems.cert, key: pems.private };
 }
 
-/** A serving certificate for `dnsNames`, 127.0.0.1 and ::1, signed by `ca`. */
+/** A serving certificate for `dnsNames`, 127.0.0.1, ::1 and `ips`, signed by `ca`. */
 export async function servingCert(
   ca: CertAndKey,
   dnsNames: readonly string[],
+  ips: readonly string[] = [],
 ): Promise<CertAndKey> {
   const altNames = [
     ...dnsNames.map((value) => ({ type: 2 as const, value })),
-    { type: 7 as const, ip: "127.0.0.1" },
-    { type: 7 as const, ip: "::1" },
+    ...["127.0.0.1", "::1", ...ips].map((ip) => ({ type: 7 as const, ip })),
   ];
   const pems = await generate([{ name: "commonName", value: dnsNames[0] ?? "localhost" }], {
     keyType: "ec",
