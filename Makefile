@@ -3,7 +3,7 @@ SHELL := /bin/bash
 NODE_BIN := node_modules/.bin
 STAMP := node_modules/.install-stamp
 
-.PHONY: install build plugin-bundle install-plugin install-plugin-files kube test lint run bench soak fuzz apiserver e2e manifests image clean
+.PHONY: install build plugin-bundle install-plugin install-plugin-files kube images test lint run bench soak fuzz apiserver e2e manifests image clean
 
 install: $(STAMP)
 
@@ -46,6 +46,14 @@ install-plugin-files:
 # or KUBEBUILDER_ASSETS pointing at envtest binaries. Without either, the cluster tests skip.
 kube:
 	bash test/kube/build.sh
+
+# The node rig's images as OCI archives in ~/.cache/vgate/images/, made here with no registry:
+# containerd's pause (pause.c from the kube module, which make kube downloads), a busybox test image,
+# and vgate's own from the Dockerfile (buildah, on a node:20 base made from debootstrap and this
+# machine's Node). Rebuilds only what changed. Needs root and apt-get install -y buildah
+# debootstrap gcc libc6-dev busybox-static; without the archives the cluster tier skips.
+images:
+	bash test/image/build-images.sh
 
 # A clean compile first, so a deleted test never runs from a stale dist/. Test files run two at a
 # time (.mocharc.json: most wait on API servers and subprocesses), except the ones that measure
