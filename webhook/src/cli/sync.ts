@@ -69,7 +69,7 @@ Examples:
 `;
 
 /** After --shutdown-timeout, how long stopping the informers, Lease and sandbox may take. */
-const STOP_AFTER_TIMEOUT_MS = 4000;
+export const STOP_AFTER_TIMEOUT_MS = 4000;
 
 /**
  * Waits for SIGTERM/SIGINT (graceful stop, exit 0; a second signal exits 1 at once, as
