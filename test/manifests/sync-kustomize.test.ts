@@ -12,11 +12,11 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
-import { parseAllDocuments } from "yaml";
+import { parseAllDocuments, parse as parseYaml } from "yaml";
 import { STOP_AFTER_TIMEOUT_MS } from "../../webhook/src/cli/sync.js";
 import { startController, type RunningController } from "../../webhook/src/cli/sync-controller.js";
 import { parseSyncArgs, type SyncOptions } from "../../webhook/src/cli/sync-options.js";
@@ -202,6 +202,24 @@ const fileRbac = (file: string, namespace: string): Json[] =>
       (o) => ({ ...o, metadata: { ...o.metadata, labels: PART_OF } }) as unknown as Json,
     ),
   );
+
+/** The fenced blocks of manifests/README.md in `lang`, indented ones (in a list) dedented. */
+function readmeBlocks(lang: string): string[] {
+  const readme = repoFile("manifests/README.md");
+  const blocks: string[] = [];
+  for (const m of readme.matchAll(
+    new RegExp(`^( *)\`\`\`${lang}\n([\\s\\S]*?)^\\1\`\`\`$`, "gm"),
+  )) {
+    const indent = m[1]!.length;
+    blocks.push(
+      m[2]!
+        .split("\n")
+        .map((l) => l.slice(Math.min(indent, l.length - l.trimStart().length)))
+        .join("\n"),
+    );
+  }
+  return blocks;
+}
 
 /** `key=value` lines of a kustomize env file. */
 async function envFile(path: string): Promise<Record<string, string>> {
@@ -452,6 +470,46 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
       assert.deepEqual(
         rbacOf(r.objects),
         fileRbac("manifests/sync/rbac-host.yaml", "vcluster-elsewhere"),
+      );
+    });
+
+    it("manifests/README.md: vCluster's exportKubeConfig entry writes the Secret the Deployment reads", async () => {
+      const block = readmeBlocks("yaml").find((b) => b.startsWith("exportKubeConfig:"));
+      assert.ok(block, "the exportKubeConfig block");
+      const entries = list(obj(obj(parseYaml(block)).exportKubeConfig).additionalSecrets);
+      assert.equal(entries.length, 1);
+      const entry = obj(entries[0]);
+      const o = options(base);
+      assert.equal(entry.name, obj(volumeFor(base, o.virtualKubeconfig).volume.secret).secretName);
+      assert.equal(entry.namespace, undefined, "vCluster's own namespace: the Deployment's");
+      // vCluster's Service <name> in its namespace, port 443; its serving certificate names
+      // <name>.<namespace> (pkg/server/cert: getExtraSANs).
+      assert.equal(entry.server, `https://${o.vclusterName}.${o.vclusterNamespace}:443`);
+      const virtual = manifestObjects("manifests/sync/rbac-virtual.yaml", (t) => t);
+      const sa = virtual.find((x) => x.kind === "ServiceAccount")!;
+      const role = virtual.find((x) => x.kind === "ClusterRole")!;
+      assert.deepEqual(entry.serviceAccount, {
+        name: sa.metadata.name,
+        namespace: sa.metadata.namespace,
+        clusterRole: role.metadata.name,
+      });
+      // One vcluster.yaml serves vCluster and vgate sync: vgate's loader accepts the entry.
+      const both = join(scratch, "vcluster-with-export.yaml");
+      await writeFile(both, `${repoFile("manifests/sync/vcluster.yaml")}${block}`);
+      const check = await run(process.execPath, [
+        join(repoRoot, "webhook/bin/vgate"),
+        "check-config",
+        both,
+      ]);
+      assert.equal(check.code, 0, `vgate check-config: ${check.stderr}`);
+      // Without the export, the Secret made by hand has the key the Deployment reads.
+      const create = readmeBlocks("sh").find((b) => b.includes("create secret generic"));
+      assert.ok(create, "the kubectl create secret block");
+      assert.match(
+        create,
+        new RegExp(
+          `-n ${o.vclusterNamespace} create secret generic ${entry.name as string} --from-file=config=`,
+        ),
       );
     });
 
@@ -722,6 +780,76 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
           await cluster.admin.apply(service("after") as unknown as KubeObject);
           await cluster.admin.apply(endpoints("after") as unknown as KubeObject);
           await until(() => synced("after"), "the new leader syncs", 30_000);
+        });
+
+        it("manifests/README.md's commands, as written, install it (those that need no node)", async () => {
+          // The shared cluster plays both clusters: the files the commands name sit in a directory
+          // of their own, next to a link to manifests/.
+          const dir = await mkdtemp(join(scratch, "readme-"));
+          await symlink(join(repoRoot, "manifests"), join(dir, "manifests"));
+          const admin = await readFile(cluster.kubeconfigPath, "utf8");
+          await writeFile(join(dir, "virtual.kubeconfig"), admin, { mode: 0o600 });
+          await writeFile(join(dir, "vgate-sync.kubeconfig"), admin, { mode: 0o600 });
+          const vcNs = MANIFEST_VCLUSTER.namespace;
+          // Kept afterwards: no namespace controller runs here, so a deleted namespace would stay
+          // Terminating, and the README's vgate sync block test uses it too.
+          await cluster.admin.apply({
+            apiVersion: "v1",
+            kind: "Namespace",
+            metadata: { name: vcNs },
+          });
+          // Waiting for pods and the Lease needs a node (the cluster tier runs those lines).
+          const needsNode = /rollout status|get lease/;
+          const lines = readmeBlocks("sh")
+            .filter((b) =>
+              /^# (In the virtual cluster|Only without exportKubeConfig|In the host cluster)/.test(
+                b,
+              ),
+            )
+            .flatMap((b) => b.trimEnd().split("\n"))
+            .filter((l) => !l.startsWith("#") && !needsNode.test(l));
+          assert.equal(lines.length, 3, lines.join("\n"));
+          try {
+            for (const line of lines) {
+              const out = await new Promise<{ code: number; stderr: string }>((resolve) => {
+                execFile(
+                  "bash",
+                  ["-c", line],
+                  {
+                    cwd: dir,
+                    env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath },
+                    timeout: 30_000,
+                  },
+                  (err, _stdout, stderr) => resolve({ code: err ? 1 : 0, stderr }),
+                );
+              });
+              assert.equal(out.code, 0, `${line}: ${out.stderr}`);
+            }
+            const secret = await cluster.admin.request<{ data?: Record<string, string> }>(
+              "GET",
+              `/api/v1/namespaces/${vcNs}/secrets/vgate-sync-kubeconfig`,
+            );
+            assert.equal(
+              Buffer.from(secret.body.data?.["config"] ?? "", "base64").toString(),
+              admin,
+            );
+            const d = await cluster.admin.request<KubeObject>(
+              "GET",
+              `/apis/apps/v1/namespaces/${vcNs}/deployments/vgate-sync`,
+            );
+            assert.equal(d.status, 200);
+          } finally {
+            await kubectl(["delete", "--ignore-not-found", "-k", join(dir, "manifests/sync")]);
+            await kubectl([
+              "-n",
+              vcNs,
+              "delete",
+              "--ignore-not-found",
+              "secret",
+              "vgate-sync-kubeconfig",
+            ]);
+            for (const o of virtualRbac) await cluster.admin.delete(o);
+          }
         });
       },
     );
