@@ -3,7 +3,7 @@ SHELL := /bin/bash
 NODE_BIN := node_modules/.bin
 STAMP := node_modules/.install-stamp
 
-.PHONY: install build plugin-bundle install-plugin install-plugin-files kube test lint run bench soak fuzz apiserver e2e manifests image clean
+.PHONY: install build plugin-bundle install-plugin install-plugin-files kube images test lint run bench soak fuzz apiserver e2e manifests image clean
 
 install: $(STAMP)
 
@@ -46,6 +46,14 @@ install-plugin-files:
 # or KUBEBUILDER_ASSETS pointing at envtest binaries. Without either, the cluster tests skip.
 kube:
 	bash test/kube/build.sh
+
+# The node rig's images as OCI archives in ~/.cache/vgate/images/, made here with no registry:
+# containerd's pause (pause.c from the kube module, which make kube downloads), a busybox test image,
+# and vgate's own from the Dockerfile (buildah, on a node:20 base made from debootstrap and this
+# machine's Node). Rebuilds only what changed. Needs root and apt-get install -y buildah
+# debootstrap gcc libc6-dev busybox-static; without the archives the cluster tier skips.
+images:
+	bash test/image/build-images.sh
 
 # A clean compile first, so a deleted test never runs from a stale dist/. Test files run two at a
 # time (.mocharc.json: most wait on API servers and subprocesses), except the ones that measure
@@ -110,17 +118,23 @@ e2e: build
 
 # Every supported install rendered by `kubectl kustomize` into dist/manifests/<name>.yaml, for
 # `kubectl apply -f` without a kustomization of your own: the base with cert-manager or
-# self-managed certificates, each with and without the Endpoints webhook.
-MANIFEST_INSTALLS := cert-manager self-managed cert-manager+endpoints self-managed+endpoints
+# self-managed certificates, each with and without the Endpoints webhook; and vgate sync for the
+# host cluster (manifests/sync), single- or multi-namespace, for the example vCluster of
+# manifests/sync/vcluster.env.
+MANIFEST_INSTALLS := cert-manager self-managed cert-manager+endpoints self-managed+endpoints sync sync+multi-namespace
 manifests:
 	@command -v kubectl >/dev/null || { echo "kubectl is not installed: make manifests renders manifests/ with kubectl kustomize; install kubectl (https://kubernetes.io/docs/tasks/tools/) and run it again" >&2; exit 2; }
 	@rm -rf dist/manifests && mkdir -p dist/manifests
 	@# kustomize wants relative paths: each kustomization sits in dist/manifests/.<name>/ meanwhile.
 	@for name in $(MANIFEST_INSTALLS); do \
 	  dir="dist/manifests/.$$name"; mkdir -p "$$dir"; \
+	  case "$$name" in \
+	    sync|sync+*) base=../../../manifests/sync; components="$${name#sync}"; at="$$base"; ;; \
+	    *) base=../../../manifests; components="$$name"; at="$$base/overlays"; ;; \
+	  esac; \
 	  { echo "apiVersion: kustomize.config.k8s.io/v1beta1"; echo "kind: Kustomization"; \
-	    echo "resources: [../../../manifests]"; echo "components:"; \
-	    for c in $${name//+/ }; do echo "  - ../../../manifests/overlays/$$c"; done; \
+	    echo "resources: [$$base]"; echo "components:"; \
+	    for c in $${components//+/ }; do echo "  - $$at/$$c"; done; \
 	  } >"$$dir/kustomization.yaml"; \
 	  kubectl kustomize "$$dir" >"dist/manifests/$$name.yaml"; code=$$?; rm -rf "$$dir"; \
 	  [ $$code -eq 0 ] || { rm -f "dist/manifests/$$name.yaml"; exit $$code; }; \

@@ -141,7 +141,7 @@ describe("vgate sync flags", function () {
   it("usage errors name the flag and what is wrong", () => {
     usage(
       [],
-      /vgate sync needs --config, --virtual-kubeconfig, --host-kubeconfig, --vcluster-name, --vcluster-namespace/,
+      /vgate sync needs --config, --virtual-kubeconfig, --vcluster-name, --vcluster-namespace/,
     );
     usage(REQUIRED.slice(1), /needs --config\n/);
     usage([...REQUIRED, "--workers=0"], /invalid --workers "0": an integer from 1 to 99/);
@@ -210,7 +210,7 @@ describe("vgate sync flags", function () {
     assert.equal(r.status, 2);
     assert.match(
       r.stderr,
-      /^error: vgate sync needs --virtual-kubeconfig, --host-kubeconfig, --vcluster-name, --vcluster-namespace\n/,
+      /^error: vgate sync needs --virtual-kubeconfig, --vcluster-name, --vcluster-namespace\n/,
     );
     assert.equal(r.stdout, "");
   });
@@ -260,5 +260,47 @@ describe("vgate sync flags", function () {
     );
     assert.equal(r.status, 1, r.stderr);
     assert.match(r.stderr, /^error: --virtual-kubeconfig: cannot read kubeconfig ".*missing-v"/);
+  });
+
+  it("without --host-kubeconfig the host is the pod's service account; outside a pod: exit 1, what to do", () => {
+    const args = REQUIRED.filter((a) => !a.startsWith("--host-kubeconfig="));
+    assert.equal((parseSyncArgs(args, {}) as SyncOptions).hostKubeconfig, undefined);
+    const dir = mkdtempSync(join(tmpdir(), "vgate-sync-flags-"));
+    const config = join(dir, "vcluster.yaml");
+    writeFileSync(config, "sync:\n  toHost:\n    endpoints:\n      enabled: true\n");
+    const virtual = join(dir, "virtual.kubeconfig");
+    writeFileSync(
+      virtual,
+      [
+        "apiVersion: v1",
+        "kind: Config",
+        "clusters: [{name: v, cluster: {server: 'https://127.0.0.1:1'}}]",
+        "users: [{name: v, user: {token: not-used}}]",
+        "contexts: [{name: v, context: {cluster: v, user: v}}]",
+        "current-context: v",
+        "",
+      ].join("\n"),
+    );
+    const e = env();
+    delete e.KUBERNETES_SERVICE_HOST;
+    delete e.KUBERNETES_SERVICE_PORT;
+    const r = spawnSync(
+      bin,
+      [
+        "sync",
+        `--config=${config}`,
+        `--virtual-kubeconfig=${virtual}`,
+        "--vcluster-name=vc",
+        "--vcluster-namespace=ns",
+        "--health-probe-bind-address=0",
+        "--metrics-bind-address=0",
+      ],
+      { encoding: "utf8", env: e, timeout: 20_000 },
+    );
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(
+      r.stderr,
+      /^error: no --host-kubeconfig, and not in a pod: \$KUBERNETES_SERVICE_HOST, \$KUBERNETES_SERVICE_PORT or \/var\/run\/secrets\/kubernetes\.io\/serviceaccount\/token is missing; pass --host-kubeconfig\n/,
+    );
   });
 });

@@ -15,7 +15,7 @@ import { CliError } from "./errors.js";
 import { startPatchRunner } from "./patch-runner.js";
 import type { SyncOptions } from "./sync-options.js";
 import { loadVCluster, type LoadedVCluster } from "./vcluster-flags.js";
-import { KubeConfigError, loadKubeConfig } from "../kube/kubeconfig.js";
+import { KubeConfigError, loadKubeConfig, SERVICE_ACCOUNT_DIR } from "../kube/kubeconfig.js";
 import { KubeTransport } from "../kube/transport.js";
 import { createLogger, flushLogs, type Logger } from "../server/logger.js";
 import {
@@ -67,6 +67,11 @@ export interface ControllerHooks {
   identity?: string;
   /** Process metrics in the registry (default true; tests with several controllers: false). */
   processMetrics?: boolean;
+  /**
+   * Where the host's in-cluster config comes from without --host-kubeconfig (default: the pod's,
+   * $KUBERNETES_SERVICE_HOST/PORT and /var/run/secrets/kubernetes.io/serviceaccount).
+   */
+  inCluster?: { env: NodeJS.ProcessEnv; serviceAccountDir: string };
 }
 
 export interface RunningController {
@@ -90,6 +95,33 @@ async function loadKube(file: string, flag: string) {
     if (err instanceof KubeConfigError) throw new CliError(`${flag}: ${err.message}`);
     throw err;
   }
+}
+
+/**
+ * The host cluster: --host-kubeconfig, else the pod's service account (client-go's
+ * InClusterConfig). Never $KUBECONFIG: with two clusters in play, an ambient kubeconfig could
+ * name either.
+ */
+async function loadHostKube(file: string | undefined, hooks: ControllerHooks) {
+  if (file !== undefined) return loadKube(file, "--host-kubeconfig");
+  const { env, serviceAccountDir } = hooks.inCluster ?? {
+    env: process.env,
+    serviceAccountDir: SERVICE_ACCOUNT_DIR,
+  };
+  const kc = await loadKubeConfig({
+    env: {
+      KUBERNETES_SERVICE_HOST: env["KUBERNETES_SERVICE_HOST"],
+      KUBERNETES_SERVICE_PORT: env["KUBERNETES_SERVICE_PORT"],
+    },
+    serviceAccountDir,
+    allowMissing: true,
+  });
+  if (kc === null) {
+    throw new CliError(
+      `no --host-kubeconfig, and not in a pod: $KUBERNETES_SERVICE_HOST, $KUBERNETES_SERVICE_PORT or ${serviceAccountDir}/token is missing; pass --host-kubeconfig`,
+    );
+  }
+  return kc;
 }
 
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -472,7 +504,7 @@ async function start(
     "sync",
   );
   const virtualKc = await loadKube(opts.virtualKubeconfig, "--virtual-kubeconfig");
-  const hostKc = await loadKube(opts.hostKubeconfig, "--host-kubeconfig");
+  const hostKc = await loadHostKube(opts.hostKubeconfig, hooks);
   const runner = await startPatchRunner(loaded, {
     workers: opts.patchWorkers,
     deadlineMs: opts.patchTimeoutMs,

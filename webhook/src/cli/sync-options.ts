@@ -27,7 +27,8 @@ export interface LeaderElectionOptions {
 export interface SyncOptions {
   config: string;
   virtualKubeconfig: string;
-  hostKubeconfig: string;
+  /** undefined: the pod's service account (in-cluster), as controller-runtime's managers run. */
+  hostKubeconfig: string | undefined;
   vclusterName: string;
   vclusterNamespace: string;
   /** Where host copies live in single-namespace mode (default: --vcluster-namespace). */
@@ -67,13 +68,7 @@ export const SYNC_DEFAULTS = Object.freeze({
 /** client-go's leaderelection.JitterFactor: renewDeadline must exceed retryPeriod times this. */
 const JITTER_FACTOR = 1.2;
 
-const REQUIRED = [
-  "config",
-  "virtual-kubeconfig",
-  "host-kubeconfig",
-  "vcluster-name",
-  "vcluster-namespace",
-] as const;
+const REQUIRED = ["config", "virtual-kubeconfig", "vcluster-name", "vcluster-namespace"] as const;
 
 /** Boolean flags that also take `=true` / `=false`, as Go's flag package allows. */
 const BOOLEAN_FLAGS = ["leader-elect"] as const;
@@ -315,7 +310,7 @@ export function parseSyncArgs(
   return {
     config: v.config!,
     virtualKubeconfig: v["virtual-kubeconfig"]!,
-    hostKubeconfig: v["host-kubeconfig"]!,
+    hostKubeconfig: v["host-kubeconfig"] || undefined,
     vclusterName: name,
     vclusterNamespace: namespace,
     targetNamespace: checkTarget(v["target-namespace"] ?? namespace, "--target-namespace"),

@@ -25,12 +25,13 @@ namespaces it creates. A write anywhere else is refused with a SyncError Event t
 namespace. Referenced Secrets are copied (and imported) only when their type is allowed.
 
 Usage:
-  vgate sync --config FILE --virtual-kubeconfig FILE --host-kubeconfig FILE --vcluster-name NAME --vcluster-namespace NAMESPACE [flags]
+  vgate sync --config FILE --virtual-kubeconfig FILE [--host-kubeconfig FILE] --vcluster-name NAME --vcluster-namespace NAMESPACE [flags]
 
 Flags:
       --config string                         vCluster config file (vcluster.yaml, YAML or JSON); watched for changes
       --virtual-kubeconfig string             kubeconfig of the virtual cluster
-      --host-kubeconfig string                kubeconfig of the host cluster
+      --host-kubeconfig string                kubeconfig of the host cluster (default: the pod's service account, when
+                                              run in a pod of the host cluster)
       --vcluster-name string                  Name of the virtual cluster (context.vcluster.name)
       --vcluster-namespace string             Its namespace in the host cluster (context.vcluster.namespace)
       --target-namespace string               Host namespace of the synced Endpoints in single-namespace mode
@@ -68,7 +69,7 @@ Examples:
 `;
 
 /** After --shutdown-timeout, how long stopping the informers, Lease and sandbox may take. */
-const STOP_AFTER_TIMEOUT_MS = 4000;
+export const STOP_AFTER_TIMEOUT_MS = 4000;
 
 /**
  * Waits for SIGTERM/SIGINT (graceful stop, exit 0; a second signal exits 1 at once, as

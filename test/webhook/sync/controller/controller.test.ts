@@ -3,11 +3,12 @@
 // runs two). A selector-less Service with Endpoints gets a host copy with vCluster's bookkeeping and
 // the configured expression; the probes, metrics, leader election, config reload (an invalid file
 // keeps the last good config), the SyncError Event on an unmanaged host object in the way, deletion
-// and a graceful stop that releases the Lease.
+// and a graceful stop that releases the Lease. Then the host as a pod sees it (no --host-kubeconfig:
+// the service account's token and CA), and a leader losing its Lease.
 
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,6 +21,12 @@ import {
 } from "../../../../webhook/src/cli/sync-controller.js";
 import { sharedCluster, type VgateCluster } from "../../../support/cluster.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../../support/kube/binaries.js";
+import { waitForAccess } from "../../../support/kube/rbac.js";
+import {
+  manifestObjects,
+  MANIFEST_VCLUSTER,
+  SYNC_SERVICE_ACCOUNT,
+} from "../../../support/sync-rig.js";
 import type { KubeObject } from "../../../support/kube/kube-client.js";
 import { until } from "../../../support/until.js";
 
@@ -311,6 +318,108 @@ const hostName = (name: string) => `${name}-x-${VIRTUAL_NS}-x-${VC}`;
         `/apis/coordination.k8s.io/v1/namespaces/${HOST_NS}/leases/${LEASE}`,
       );
       assert.ok(!lease.body.spec.holderIdentity, JSON.stringify(lease.body.spec));
+    });
+  },
+);
+
+(HAVE_KUBE ? describe : describe.skip)(
+  `vgate sync controller in a pod${KUBE_SKIP_REASON}`,
+  function () {
+    this.timeout(60_000);
+
+    it("without --host-kubeconfig: the host as the pod's service account (token file, CA), with rbac-host.yaml's rights", async () => {
+      const cluster = await sharedCluster();
+      const ns = `ctl-pod-${randomBytes(3).toString("hex")}`;
+      const dir = mkdtempSync(join(tmpdir(), "vgate-sync-pod-"));
+      writeFileSync(join(dir, "vcluster.yaml"), config("x-"));
+      await cluster.admin.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+      // The host identity of an install: manifests/sync/rbac-host.yaml in this namespace.
+      for (const o of manifestObjects("manifests/sync/rbac-host.yaml", (text) =>
+        text.replaceAll(MANIFEST_VCLUSTER.namespace, ns),
+      )) {
+        await cluster.admin.apply(o);
+      }
+      const user = `system:serviceaccount:${ns}:${SYNC_SERVICE_ACCOUNT}`;
+      await waitForAccess(
+        cluster.admin,
+        {
+          user,
+          groups: ["system:serviceaccounts", "system:authenticated"],
+          resourceAttributes: {
+            group: "coordination.k8s.io",
+            resource: "leases",
+            verb: "update",
+            namespace: ns,
+          },
+        },
+        true,
+      );
+      // What the kubelet mounts into a pod, and the variables it sets.
+      const sa = join(dir, "serviceaccount");
+      mkdirSync(sa);
+      writeFileSync(
+        join(sa, "token"),
+        await cluster.plane.serviceAccountToken(ns, SYNC_SERVICE_ACCOUNT),
+      );
+      writeFileSync(join(sa, "ca.crt"), cluster.caPem);
+      const url = new URL(cluster.url);
+      const lines: Record<string, unknown>[] = [];
+      const logger = createLogger("info", {
+        write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>),
+      });
+      const lease = "vgate-sync-pod";
+      const running = await startController(
+        {
+          config: join(dir, "vcluster.yaml"),
+          virtualKubeconfig: cluster.kubeconfigPath,
+          hostKubeconfig: undefined,
+          vclusterName: "pod",
+          vclusterNamespace: ns,
+          targetNamespace: ns,
+          selfNamespace: ns,
+          referenceSecretTypes: [...DEFAULT_REFERENCE_SECRET_TYPES],
+          workers: 1,
+          patchTimeoutMs: 2000,
+          patchWorkers: 1,
+          leaderElection: {
+            enabled: true,
+            id: lease,
+            namespace: ns,
+            leaseDurationMs: 3000,
+            renewDeadlineMs: 2000,
+            retryPeriodMs: 500,
+          },
+          healthProbeBindAddress: "127.0.0.1:0",
+          metricsBindAddress: null,
+          shutdownTimeoutMs: 5000,
+          logLevel: "info",
+        },
+        logger,
+        {
+          processMetrics: false,
+          identity: "pod-replica",
+          inCluster: {
+            env: { KUBERNETES_SERVICE_HOST: url.hostname, KUBERNETES_SERVICE_PORT: url.port },
+            serviceAccountDir: sa,
+          },
+        },
+      );
+      try {
+        await until(() => lines.some((l) => l["msg"] === "became leader"), "leading");
+        const got = await cluster.admin.request<{ spec?: { holderIdentity?: string } }>(
+          "GET",
+          `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/${lease}`,
+        );
+        assert.equal(got.body.spec?.holderIdentity, "pod-replica");
+        await until(
+          async () => (await get(`http://${running.probeAddress}/readyz`)).status === 200,
+          "ready: the host caches synced through the service account",
+        );
+      } finally {
+        await running.shutdown();
+        await cluster.admin.delete({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
   },
 );
