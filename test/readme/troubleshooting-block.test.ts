@@ -14,7 +14,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { readmeBlock } from "./blocks.js";
+import { readmeBlock } from "../support/readme-blocks.js";
 import { startVgateCluster, type VgateCluster } from "../support/cluster.js";
 import { repoFile, repoRoot } from "../support/fixtures.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
@@ -145,7 +145,7 @@ describe("README: the troubleshooting block", function () {
       );
     };
     const dryRun = async (): Promise<string> => {
-      const obj = parseAllDocuments(repoFile("webhook/examples/ownedaccesskey.yaml"))[0]!.toJS();
+      const obj = parseAllDocuments(repoFile("webhook/examples/webhook-check.yaml"))[0]!.toJS();
       const res = await cluster.admin.request(
         "POST",
         `/apis/${cluster.group}/v1/ownedaccesskeys?dryRun=All`,
