@@ -7,7 +7,7 @@ import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readmeBlock } from "../readme/blocks.js";
+import { readmeBlock } from "../support/readme-blocks.js";
 import { repoFile, repoRoot } from "../support/fixtures.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import { HAVE_KUBECTL, KUBECTL_SKIP_REASON } from "../support/kubectl.js";

@@ -8,7 +8,7 @@ import { mkdtempSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { repoFile, repoRoot } from "../support/fixtures.js";
-import { readmeBlock } from "./blocks.js";
+import { readmeBlock } from "../support/readme-blocks.js";
 
 const bin = mkdtempSync(join(tmpdir(), "vgate-readme-bin-"));
 symlinkSync(join(repoRoot, "webhook/bin/vgate"), join(bin, "vgate"));

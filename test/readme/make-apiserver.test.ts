@@ -11,7 +11,7 @@ import { repoFile, repoRoot } from "../support/fixtures.js";
 import { httpsRequest } from "../support/https-client.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import { HAVE_KUBECTL, KUBECTL_SKIP_REASON } from "../support/kubectl.js";
-import { readmeBlock } from "./blocks.js";
+import { readmeBlock } from "../support/readme-blocks.js";
 
 /** A line split into the command and the comment after it (`  # ...`). */
 function splitComment(line: string): { command: string; comment: string } {

@@ -16,7 +16,7 @@ import { repoFile, repoRoot } from "../support/fixtures.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import type { KubeObject } from "../support/kube/kube-client.js";
 import { until } from "../support/until.js";
-import { readmeBlock } from "./blocks.js";
+import { readmeBlock } from "../support/readme-blocks.js";
 
 const HOST_NS = "vcluster-my-vcluster";
 const LEASE = "vgate-sync-my-vcluster";

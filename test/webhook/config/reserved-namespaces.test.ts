@@ -15,7 +15,7 @@ import {
 } from "../../../webhook/src/config/reserved-namespaces.js";
 import { validateVClusterConfig } from "../../../webhook/src/config/validate-config.js";
 import { repoFile, repoRoot } from "../../support/fixtures.js";
-import { readmeBlock } from "../../readme/blocks.js";
+import { readmeBlock } from "../../support/readme-blocks.js";
 
 const bin = resolve(repoRoot, "webhook/bin/vgate");
 const WHERE = 'sync.toHost.namespaces.mappings.byName["team-*"]';
