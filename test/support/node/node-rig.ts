@@ -37,6 +37,7 @@ import {
   kubeProxyConfig,
 } from "./component-configs.js";
 import { HOST_PATHS_WRITTEN, KUBELET_SYSCTLS } from "./host-state.js";
+import type { RigImage } from "./images.js";
 import { nodeRigPrerequisites } from "./prerequisites.js";
 import { loadState, saveState, teardown, type RigState } from "./teardown.js";
 
@@ -45,13 +46,6 @@ const KEEPER = join(dirname(fileURLToPath(import.meta.url)), "rig-keeper.js");
 
 /** Rigs on one machine take different slots: addresses and names are derived from the slot. */
 const SLOTS = 8;
-
-export interface RigImage {
-  /** An OCI archive `ctr images import` reads. */
-  archive: string;
-  /** The name containerd and the kubelet know it by. */
-  ref: string;
-}
 
 export interface NodeRigOptions {
   /** The pause image containerd runs as each pod's sandbox. */
@@ -250,7 +244,11 @@ export async function startNodeRig(opts: NodeRigOptions): Promise<NodeRig> {
     await inNs("ip", ["addr", "add", `${slot.nodeIp}/30`, "dev", slot.vethNode]);
     await inNs("ip", ["link", "set", slot.vethNode, "up"]);
     // No default route: the namespace reaches the host's end of the veth and nothing else, so no
-    // packet from the rig can leave the machine, even on a host that forwards.
+    // packet from the rig can leave the machine, even on a host that forwards. The service range
+    // needs a route all the same: a locally made packet (kube-apiserver calling a webhook's
+    // ClusterIP) is routed before kube-proxy's DNAT rewrites it to a pod and routes it again. An
+    // address no Service has goes to the host's end of the veth, whose routes send it back.
+    await inNs("ip", ["route", "add", slot.serviceCidr, "dev", slot.vethNode, "src", slot.nodeIp]);
     for (const [key, value] of [
       ["net.ipv4.ip_forward", "1"],
       ["net.bridge.bridge-nf-call-iptables", "1"],
