@@ -3,7 +3,7 @@ SHELL := /bin/bash
 NODE_BIN := node_modules/.bin
 STAMP := node_modules/.install-stamp
 
-.PHONY: install build plugin-bundle install-plugin install-plugin-files kube images test lint run bench soak fuzz apiserver e2e manifests image clean
+.PHONY: install build plugin-bundle install-plugin install-plugin-files kube images test test-cluster cluster lint run bench soak fuzz apiserver e2e manifests image clean
 
 install: $(STAMP)
 
@@ -66,6 +66,22 @@ test: install
 	$(MAKE) --no-print-directory plugin-bundle
 	$(NODE_BIN)/mocha $(addprefix --ignore ,$(LOAD_TESTS))
 	$(NODE_BIN)/mocha --no-config --require dist/test/support/mocha-root.js --timeout 20000 $(LOAD_TESTS)
+
+# The cluster tier: a real node (make kube's kubelet, kube-controller-manager, kube-scheduler and
+# kube-proxy, Debian's containerd and runc: test/kube/node-setup.sh) inside a network namespace of
+# its own, with the images of make images loaded and vgate installed as the README says. One test
+# file at a time (each starts its own node). Needs root; without root, the binaries, the packages
+# or the images, every test skips and says what to do.
+test-cluster: install
+	rm -rf dist
+	$(NODE_BIN)/tsc -p tsconfig.json
+	$(MAKE) --no-print-directory plugin-bundle
+	$(NODE_BIN)/mocha --no-config --require dist/test/support/mocha-root.js --timeout 600000 'dist/test/cluster/**/*.test.js'
+
+# The same node with vgate installed, until Ctrl-C (or SIGTERM), which tears it all down; kubectl
+# works from the host with .cluster/kubeconfig. Needs root, make kube and make images.
+cluster: build
+	node dist/test/support/node/playground.js
 
 # ESLint, Prettier, and dependency-cruiser (.dependency-cruiser.mjs): no import cycles between
 # modules or folders, type-only imports included, and patches run only through the one pipeline.

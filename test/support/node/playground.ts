@@ -1,0 +1,106 @@
+// `make cluster`: the node rig (a real node in a network namespace of its own) with vgate installed
+// from the README (its image on the node, two replicas, the Service, certificates from `vgate
+// certs`, kube-apiserver wired to vgate's token and authorization webhooks), in the foreground
+// until Ctrl-C or SIGTERM, which tear everything down. Writes an admin kubeconfig to
+// .cluster/kubeconfig that works from the host.
+//
+//   node dist/test/support/node/playground.js [--dir=.cluster]
+
+import { copyFile, mkdir } from "node:fs/promises";
+import { join, relative, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { kubeVersions } from "../kube/binaries.js";
+import { repoRoot } from "../fixtures.js";
+import { rigImages } from "./images.js";
+import { startNodeRig } from "./node-rig.js";
+import { nodeRigPrerequisites } from "./prerequisites.js";
+import { installVgate } from "./vgate-install.js";
+
+const HELP = `Usage: make cluster
+
+Starts a single-node Kubernetes cluster (etcd, kube-apiserver, kube-controller-manager,
+kube-scheduler, containerd, kubelet and kube-proxy, from make kube and Debian's packages) inside a
+network namespace of its own, loads the images of make images onto the node, installs vgate as the
+README's install section says and wires kube-apiserver to vgate's token and authorization webhooks.
+Writes an admin kubeconfig to .cluster/kubeconfig. Ctrl-C (or SIGTERM) stops everything and leaves
+the host as it was. Needs root.
+
+Options:
+  --dir=PATH  where the kubeconfig goes (default .cluster)
+  -h, --help  show this help`;
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      dir: { type: "string", default: join(repoRoot, ".cluster") },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  const missing = nodeRigPrerequisites();
+  const images = rigImages();
+  if (missing || "missing" in images) {
+    console.error(`error: ${missing ?? ("missing" in images ? images.missing : "")}`);
+    return 2;
+  }
+  const dir = resolve(values.dir);
+  await mkdir(dir, { recursive: true });
+  console.log(`starting a node (Kubernetes ${kubeVersions().kube}) ...`);
+  const t0 = Date.now();
+  let stopping = false;
+  // A signal during start-up stops what has started so far once startNodeRig returns or fails.
+  const signalled = new Promise<void>((r) => {
+    process.once("SIGINT", r);
+    process.once("SIGTERM", r);
+  }).then(() => {
+    stopping = true;
+  });
+  const rig = await startNodeRig({
+    pause: images.found.pause,
+    images: [images.found.test],
+    log: (line) => console.log(`  ${line}`),
+  });
+  try {
+    if (!stopping) {
+      console.log("installing vgate from the README ...");
+      const install = await installVgate(rig, images.found.vgate);
+      const kubeconfig = join(dir, "kubeconfig");
+      await copyFile(rig.adminKubeconfig, kubeconfig);
+      const rel = (p: string) => relative(process.cwd(), p) || p;
+      console.log(`
+ready in ${Math.round((Date.now() - t0) / 1000)} s
+
+API server  ${rig.url}   (admin, system:masters)
+node        ${rig.nodeName} ${rig.nodeIp}, network namespace ${rig.netns}
+vgate       2 replicas in vgate-system, Service ClusterIP ${install.clusterIp}
+logs        ${rel(join(rig.dir, "logs"))}/
+
+Point kubectl at it:
+  export KUBECONFIG=${rel(kubeconfig)}
+  kubectl -n vgate-system get pods
+  KEY=$(kubectl accesskey create demo --user demo --ttl 1h)
+  kubectl --server ${rig.url} --certificate-authority <(kubectl config view --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d) --token "$KEY" auth whoami
+
+Ctrl-C stops everything.`);
+      const keepAlive = setInterval(() => {}, 1 << 30);
+      await signalled;
+      clearInterval(keepAlive);
+    }
+  } finally {
+    console.log("\nstopping ...");
+    await rig.stop();
+    console.log("stopped; the host is as it was");
+  }
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,251 @@
+// vgate installed on the node rig the way the README's install section says, command for command:
+// its `sh` block runs as written (bash, KUBECONFIG the rig's admin, a working directory where
+// `manifests/` and `webhook/` are this checkout's), with vgate's image loaded onto the node under
+// the name manifests/kustomization.yaml gives it. Then kube-apiserver is wired to vgate's token and
+// authorization webhooks as "Wiring kube-apiserver" says: manifests/apiserver/'s files copied to
+// the control plane (here: a folder of the rig) with the CA and client certificate from the
+// Secrets, the server replaced by the Service's ClusterIP, and kube-apiserver restarted with
+// kube-apiserver.flags.
+
+import { execFile } from "node:child_process";
+import { request as httpsRequest } from "node:https";
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { delimiter, join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { readmeBlock } from "../readme-blocks.js";
+import { apiserverWiring } from "../cluster.js";
+import { repoFile, repoRoot } from "../fixtures.js";
+import type { RigImage } from "./images.js";
+import type { NodeRig } from "./node-rig.js";
+
+const run = promisify(execFile);
+
+export const README_INSTALL_FIRST_LINE = "mkdir -p vgate-install";
+
+export interface VgateInstall {
+  /** The working directory the README's block ran in (vgate-install/ is there). */
+  workDir: string;
+  /** Environment for commands run as the README's user: KUBECONFIG, plugin/bin on PATH. */
+  env: NodeJS.ProcessEnv;
+  /** The Service's ClusterIP, which kube-apiserver calls the token and authorization webhooks at. */
+  clusterIp: string;
+  /** What the README's block printed. */
+  output: string;
+  /** How long after kube-apiserver's restart (the wiring) the webhooks answered again. */
+  recoveryMs: number;
+}
+
+/** Runs `script` with bash in `cwd`; rejects with its output when it fails. */
+export async function bash(
+  script: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 300_000,
+): Promise<string> {
+  try {
+    const { stdout, stderr } = await run("bash", ["-euo", "pipefail", "-c", script], {
+      cwd,
+      env,
+      timeout: timeoutMs,
+      maxBuffer: 16 << 20,
+    });
+    return stdout + stderr;
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string; message: string };
+    throw new Error(`${e.message}\n${e.stdout ?? ""}${e.stderr ?? ""}`, { cause: err });
+  }
+}
+
+/** The environment of a user of this checkout: the rig's kubeconfig, the plugin on PATH. */
+export function userEnv(rig: NodeRig): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    KUBECONFIG: rig.adminKubeconfig,
+    PATH: `${resolve(repoRoot, "plugin/bin")}${delimiter}${process.env["PATH"] ?? ""}`,
+  };
+}
+
+/** Installs vgate from the README onto `rig`, and wires kube-apiserver to it. */
+export async function installVgate(rig: NodeRig, image: RigImage): Promise<VgateInstall> {
+  await rig.loadImage(image);
+  // The README's commands name paths in this checkout (manifests/, webhook/bin/vgate); they run
+  // in a folder of the rig's that links to them, so the checkout gets no vgate-install/.
+  const workDir = mkdtempSync(join(rig.dir, "user-"));
+  for (const name of ["manifests", "webhook", "dist", "node_modules", "package.json", "plugin"]) {
+    symlinkSync(join(repoRoot, name), join(workDir, name));
+  }
+  const env = userEnv(rig);
+  const block = readmeBlock(repoFile("README.md"), README_INSTALL_FIRST_LINE).join("\n");
+  const output = await bash(block, workDir, env, 600_000);
+  const clusterIp = (
+    await rig.kubectl([
+      "-n",
+      "vgate-system",
+      "get",
+      "service",
+      "vgate",
+      "-o",
+      "jsonpath={.spec.clusterIP}",
+    ])
+  ).stdout.trim();
+  if (!clusterIp) throw new Error("the Service vgate-system/vgate has no ClusterIP");
+  await wireApiserver(rig, clusterIp);
+  const recoveryMs = await waitForWebhooks(rig);
+  return { workDir, env, clusterIp, output, recoveryMs };
+}
+
+async function secretData(rig: NodeRig, name: string, key: string): Promise<string> {
+  const { stdout, code, stderr } = await rig.kubectl([
+    "-n",
+    "vgate-system",
+    "get",
+    "secret",
+    name,
+    "-o",
+    `jsonpath={.data.${key.replace(".", "\\.")}}`,
+  ]);
+  if (code !== 0 || !stdout)
+    throw new Error(`Secret vgate-system/${name} has no ${key}: ${stderr}`);
+  return Buffer.from(stdout, "base64").toString("utf8");
+}
+
+/**
+ * manifests/apiserver/ on the "control-plane node": its files in <rig>/vgate-apiserver/ (where
+ * /etc/kubernetes/vgate/ would be) with the Secrets' CA and client certificate, the server the
+ * Service's ClusterIP, and kube-apiserver restarted with kube-apiserver.flags (token cache as the
+ * file says).
+ */
+export async function wireApiserver(rig: NodeRig, clusterIp: string): Promise<void> {
+  const dir = join(rig.dir, "vgate-apiserver");
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const client = {
+    cert: await secretData(rig, "vgate-apiserver-client", "tls.crt"),
+    key: await secretData(rig, "vgate-apiserver-client", "tls.key"),
+  };
+  const ttl = /--authentication-token-webhook-cache-ttl=(\S+)/.exec(
+    repoFile("manifests/apiserver/kube-apiserver.flags"),
+  )?.[1];
+  const wiring = apiserverWiring(dir, `https://${clusterIp}:443`, ttl ?? "10s", client);
+  const files = { ...wiring.files, "ca.crt": await secretData(rig, "vgate-tls", "ca.crt") };
+  for (const [name, text] of Object.entries(files)) {
+    writeFileSync(join(dir, name), text, { mode: 0o600 });
+  }
+  await rig.restartApiServer(wiring.args);
+}
+
+/**
+ * Waits until kube-apiserver's admission calls reach a ready vgate again (after a restart of
+ * either); returns how long that took.
+ */
+export async function waitForWebhooks(rig: NodeRig, timeoutMs = 120_000): Promise<number> {
+  const start = Date.now();
+  // Every replica Ready (its key cache synced: /readyz says so), or a login that reaches one that
+  // is not yet is refused, and kube-apiserver caches the refusal for the token cache's TTL.
+  const rollout = await rig.kubectl([
+    "-n",
+    "vgate-system",
+    "rollout",
+    "status",
+    "deployment/vgate",
+    `--timeout=${Math.round(timeoutMs / 1000)}s`,
+  ]);
+  if (rollout.code !== 0) throw new Error(`vgate's rollout: ${rollout.stdout}${rollout.stderr}`);
+  await waitAllReady(rig, timeoutMs);
+  const check = join(repoRoot, "webhook/examples/webhook-check.yaml");
+  let last = "";
+  while (Date.now() - start < timeoutMs) {
+    const r = await rig.kubectl(["create", "--dry-run=server", "-f", check]);
+    if (r.code === 0) return Date.now() - start;
+    last = r.stderr.trim();
+    await new Promise((res) => setTimeout(res, 250));
+  }
+  throw new Error(`vgate's webhooks did not answer within ${timeoutMs} ms; last: ${last}`);
+}
+
+/**
+ * Until every vgate pod answers 200 on /readyz itself (its key cache synced: the kubelet's view
+ * lags by up to a probe period) and the Service's endpoints list each of them as ready.
+ */
+export async function waitAllReady(rig: NodeRig, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = "";
+  while (Date.now() < deadline) {
+    const pods = await rig.kubectl([
+      "-n",
+      "vgate-system",
+      "get",
+      "pods",
+      "-l",
+      "app.kubernetes.io/name=vgate",
+      "--field-selector=status.phase=Running",
+      "-o",
+      "jsonpath={.items[*].status.podIP}",
+    ]);
+    const slices = await rig.kubectl([
+      "-n",
+      "vgate-system",
+      "get",
+      "endpointslices",
+      "-l",
+      "kubernetes.io/service-name=vgate",
+      "-o",
+      "jsonpath={range .items[*].endpoints[*]}{.addresses[0]}={.conditions.ready} {end}",
+    ]);
+    const ips = pods.stdout.trim().split(" ").filter(Boolean);
+    const have = slices.stdout.trim().split(" ").filter(Boolean);
+    const ready = await Promise.all(ips.map((ip) => readyz(ip)));
+    last = `pods ${ips.map((ip, i) => `${ip}=${ready[i]}`).join(",")}; endpoints ${have.join(",")}`;
+    if (
+      ips.length > 0 &&
+      ready.every((r) => r === 200) &&
+      ips.every((ip) => have.includes(`${ip}=true`)) &&
+      have.length === ips.length
+    )
+      return;
+    await new Promise((res) => setTimeout(res, 250));
+  }
+  throw new Error(`vgate's pods and endpoints not all ready within ${timeoutMs} ms: ${last}`);
+}
+
+/** GET https://<pod IP>:8443/readyz from the host (the rig routes pod addresses); 0 on no answer. */
+function readyz(ip: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = httpsRequest(
+      `https://${ip}:8443/readyz`,
+      { rejectUnauthorized: false, timeout: 3000 },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on("error", () => resolve(0));
+    req.on("timeout", () => req.destroy());
+    req.end();
+  });
+}
+
+/** A kubeconfig that logs in with `token` and nothing else (no client certificate). */
+export function tokenKubeconfig(rig: NodeRig, token: string, name: string): string {
+  const path = join(rig.dir, `${name}.kubeconfig`);
+  const ca = Buffer.from(rig.ca.cert).toString("base64");
+  writeFileSync(
+    path,
+    [
+      "apiVersion: v1",
+      "kind: Config",
+      "clusters:",
+      `  - name: rig`,
+      `    cluster: {server: "${rig.url}", certificate-authority-data: ${ca}}`,
+      "users:",
+      `  - name: ${name}`,
+      `    user: {token: "${token}"}`,
+      "contexts:",
+      `  - name: ${name}`,
+      `    context: {cluster: rig, user: ${name}}`,
+      `current-context: ${name}`,
+      "",
+    ].join("\n"),
+    { mode: 0o600 },
+  );
+  return path;
+}
