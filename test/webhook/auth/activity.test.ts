@@ -3,9 +3,12 @@ import { describe, it } from "mocha";
 import type { OwnedAccessKey } from "../../../webhook/src/api/ownedaccesskey.js";
 import {
   ActivityRecorder,
+  flushIntervalFor,
   rfc3339Seconds,
   type ActivityWriter,
 } from "../../../webhook/src/auth/activity.js";
+import { parseServeArgs } from "../../../webhook/src/cli/serve-options.js";
+import { serveCommand } from "../../../webhook/src/cli/serve.js";
 
 const T0 = Date.parse("2026-03-10T00:00:00Z");
 const MIN = 60_000;
@@ -319,4 +322,38 @@ describe("ActivityRecorder: status.weakKey", () => {
     await r.flush();
     assert.equal(writes.length, 2);
   });
+});
+
+describe("vgate serve --activity-write-interval", () => {
+  const parse = (...flags: string[]) => {
+    const o = parseServeArgs(["--dev", ...flags]);
+    assert.ok(o !== "help");
+    return o;
+  };
+
+  it("is a minute unless set; the flush follows it, at most every 10 s", () => {
+    assert.equal(parse().activityWriteIntervalMs, MIN);
+    assert.equal(parse("--activity-write-interval", "3s").activityWriteIntervalMs, 3000);
+    assert.equal(flushIntervalFor(MIN), 10_000);
+    assert.equal(flushIntervalFor(10 * MIN), 10_000);
+    assert.equal(flushIntervalFor(3000), 500);
+    assert.match(serveCommand.help, /\n\s+--activity-write-interval duration\s+\S/);
+  });
+
+  for (const [value, message] of [
+    ["500ms", /invalid --activity-write-interval "500ms": must be between 1s and 3600s/],
+    ["2h", /invalid --activity-write-interval "2h": use a duration such as 500ms or 5s/],
+    ["0", /must be between 1s and 3600s/],
+  ] as const) {
+    it(`refuses ${value}`, () => {
+      assert.throws(
+        () => parse("--activity-write-interval", value),
+        (err: Error & { exitCode?: number }) => {
+          assert.match(err.message, message);
+          assert.equal(err.exitCode, 2);
+          return true;
+        },
+      );
+    });
+  }
 });

@@ -16,6 +16,17 @@ export type ActivityWriter = (
   weakKey?: boolean,
 ) => Promise<"written" | "gone">;
 
+/** status.lastActivity is written at most this often per key (--activity-write-interval). */
+export const DEFAULT_ACTIVITY_WRITE_INTERVAL_MS = 60_000;
+
+/**
+ * How often queued activity is flushed: a sixth of the write interval, at most 10 s, so a login
+ * reaches status within a sixth of the interval and the writes of many keys are batched.
+ */
+export function flushIntervalFor(minIntervalMs: number): number {
+  return Math.min(10_000, Math.round(minIntervalMs / 6));
+}
+
 export interface ActivityOptions {
   /** Writes per flush at most (200 every 10 s: 20 a second); the rest wait for the next flush. */
   maxWritesPerFlush?: number;
@@ -59,8 +70,8 @@ export class ActivityRecorder {
     private readonly writer: ActivityWriter,
     options: ActivityOptions = {},
   ) {
-    this.minIntervalMs = options.minIntervalMs ?? 60_000;
-    this.flushIntervalMs = options.flushIntervalMs ?? 10_000;
+    this.minIntervalMs = options.minIntervalMs ?? DEFAULT_ACTIVITY_WRITE_INTERVAL_MS;
+    this.flushIntervalMs = options.flushIntervalMs ?? flushIntervalFor(this.minIntervalMs);
     this.concurrency = Math.max(1, options.concurrency ?? 4);
     this.maxWritesPerFlush = Math.max(1, options.maxWritesPerFlush ?? 200);
     this.now = options.now ?? Date.now;

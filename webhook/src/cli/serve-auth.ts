@@ -69,12 +69,18 @@ export async function loadRoles(opts: AuthOptions, groupDomain: string): Promise
   }
 }
 
+/** How status.lastActivity is written (serve-options.ts); the recorder's defaults when omitted. */
+export interface ActivityTiming {
+  writeIntervalMs?: number | undefined;
+  flushIntervalMs?: number | undefined;
+}
+
 export function createAuth(
   opts: AuthOptions,
   identity: ResourceIdentity,
   roles: RoleSet,
   logger: Logger,
-  flushIntervalMs?: number,
+  activity: ActivityTiming = {},
   logins?: Metrics["logins"],
 ): AuthRuntime {
   const groupDomain = identity.group.replace(/^management\./, "");
@@ -130,7 +136,8 @@ export function createAuth(
       recorder = new ActivityRecorder(
         (name, at, weak) => api.patchAccessKeyStatus(name, at, weak),
         {
-          flushIntervalMs,
+          minIntervalMs: activity.writeIntervalMs,
+          flushIntervalMs: activity.flushIntervalMs,
           onError: (name, err) =>
             logger.warn(
               { key: name, err: asKubeError(err).message },

@@ -308,7 +308,10 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
     identity,
     roles,
     logger,
-    opts.activityFlushIntervalMs,
+    {
+      writeIntervalMs: opts.activityWriteIntervalMs,
+      flushIntervalMs: opts.activityFlushIntervalMs,
+    },
     metrics.logins,
   );
   const api = connectApi(kc, opts, auth, logger);
