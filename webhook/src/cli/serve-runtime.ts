@@ -312,7 +312,7 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
       writeIntervalMs: opts.activityWriteIntervalMs,
       flushIntervalMs: opts.activityFlushIntervalMs,
     },
-    metrics.logins,
+    metrics,
   );
   const api = connectApi(kc, opts, auth, logger);
   if (api instanceof ApiClient) endpoints?.useNamespaces(api.namespaceView());
