@@ -21,6 +21,8 @@ export interface RecordedRequest {
   at: number;
   /** The request body as text (its first 64 KiB), once it has been read. */
   body: string;
+  /** The HTTP status it was answered with, once answered (injected or the server's). */
+  answer?: number;
 }
 
 const MAX_RECORDED_BODY = 64 * 1024;
@@ -103,7 +105,8 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
   });
 
   /** Objects are sent as JSON, strings as they are. */
-  const reply = (res: ServerResponse, status: number, body: unknown) => {
+  const reply = (res: ServerResponse, status: number, body: unknown, rec?: RecordedRequest) => {
+    if (rec) rec.answer = status;
     const text = typeof body === "string" ? body : JSON.stringify(body);
     res.writeHead(status, {
       "Content-Type": "application/json",
@@ -131,7 +134,8 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
           upRes.destroy();
           return void res.destroy();
         }
-        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+        rec.answer = upRes.statusCode ?? 502;
+        res.writeHead(rec.answer, upRes.headers);
         if (isWatch(rec)) {
           // kube-apiserver flushes a watch's headers at once; Node would hold them until the first
           // event, and a client's deadline for the answer would then end a quiet watch.
@@ -144,7 +148,7 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
       },
     );
     up.on("error", (err) => {
-      if (!res.headersSent) reply(res, 502, kubeStatus(502, "InternalError", err.message));
+      if (!res.headersSent) reply(res, 502, kubeStatus(502, "InternalError", err.message), rec);
       else res.destroy();
     });
     req.pipe(up);
@@ -179,13 +183,14 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
               "ServiceUnavailable",
               "the server is currently unable to handle the request",
             ),
+            rec,
           );
         }
         const injected = injections.find((i) => i.left > 0 && i.match(rec));
         if (injected) {
           injected.left--;
           req.resume();
-          return reply(res, injected.answer.status, injected.answer.body);
+          return reply(res, injected.answer.status, injected.answer.body, rec);
         }
         forward(req, res, rec);
       };

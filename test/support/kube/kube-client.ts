@@ -1,6 +1,7 @@
 // A small JSON client for test setup and assertions against a real API server. It is
 // deliberately independent of vgate's own kube client, which is under test.
 
+import type { ClientRequest } from "node:http";
 import { Agent, request } from "node:https";
 import type { CertAndKey } from "./pki.js";
 
@@ -170,9 +171,71 @@ export class KubeTestClient {
     return true;
   }
 
+  /**
+   * Opens a watch (`path` with `?watch=true…`) and calls `onEvent` with each event as it arrives.
+   * `done` resolves when the stream ends (the server's timeoutSeconds, or stop()) and rejects when
+   * it cannot be opened (an answer other than 200, or no answer).
+   */
+  watch(path: string, onEvent: (event: WatchEvent) => void): OpenWatch {
+    let req: ClientRequest | undefined;
+    let stopped = false;
+    const done = new Promise<void>((resolve, reject) => {
+      req = request(
+        new URL(path, this.server),
+        {
+          method: "GET",
+          agent: this.agent,
+          headers: {
+            Accept: "application/json",
+            ...(this.creds.token ? { Authorization: `Bearer ${this.creds.token}` } : {}),
+          },
+        },
+        (res) => {
+          if (res.statusCode !== 200) {
+            res.resume();
+            return reject(new Error(`watch ${path}: ${res.statusCode}`));
+          }
+          let buffered = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk: string) => {
+            buffered += chunk;
+            let nl: number;
+            while ((nl = buffered.indexOf("\n")) >= 0) {
+              const line = buffered.slice(0, nl).trim();
+              buffered = buffered.slice(nl + 1);
+              if (line) onEvent(JSON.parse(line) as WatchEvent);
+            }
+          });
+          res.on("end", () => resolve());
+          res.on("close", () => resolve());
+          res.on("error", (err) => (stopped ? resolve() : reject(err)));
+        },
+      );
+      req.on("error", (err) => (stopped ? resolve() : reject(err)));
+      req.end();
+    });
+    return {
+      done,
+      stop: () => {
+        stopped = true;
+        req?.destroy();
+      },
+    };
+  }
+
   close(): void {
     this.agent.destroy();
   }
+}
+
+export interface WatchEvent {
+  type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
+  object: Record<string, unknown>;
+}
+
+export interface OpenWatch {
+  done: Promise<void>;
+  stop(): void;
 }
 
 function replyError(

@@ -88,6 +88,7 @@ const crd = (group: string, kind: string, plural: string, namespaced: boolean): 
     // vgate's role: read keys, create SubjectAccessReviews (discovery is every user's).
     account = await serviceAccountWith(cluster.plane, "api-client", [
       { apiGroups: [ID.group], resources: [ID.resource], verbs: ["get", "list", "watch"] },
+      { apiGroups: [ID.group], resources: [`${ID.resource}/status`], verbs: ["patch"] },
       {
         apiGroups: ["authorization.k8s.io"],
         resources: ["subjectaccessreviews"],
@@ -176,6 +177,95 @@ const crd = (group: string, kind: string, plural: string, namespaced: boolean): 
       const err = await rejection(quick.getAccessKey("x"));
       assert.equal(err.code, 503);
       assert.match(err.message, /exists: API server did not answer within 100 ms$/);
+    });
+  });
+
+  describe("patchAccessKeyStatus", () => {
+    const stored = async () => {
+      const name = `status-${randomBytes(3).toString("hex")}`;
+      const key = await cluster.admin.create<KubeObject>({
+        apiVersion: ID.apiVersion,
+        kind: "OwnedAccessKey",
+        metadata: { name, labels: { team: "web" } },
+        spec: { user: "alice" },
+      });
+      undo.push(() => cluster.admin.delete(key));
+      return { name, rv: String(key.metadata["resourceVersion"]) };
+    };
+    const read = async (name: string) =>
+      (await cluster.admin.request<KubeObject>("GET", `${KEYS}/${name}`)).body as KubeObject & {
+        status?: { lastActivity?: string; weakKey?: boolean };
+      };
+
+    it("writes status on the resourceVersion it was given, and nothing else", async () => {
+      const k = await stored();
+      const at = "2026-03-10T00:00:00Z";
+      assert.equal(
+        await client.patchAccessKeyStatus(k.name, { lastActivity: at }, k.rv),
+        "written",
+      );
+      const after = await read(k.name);
+      assert.deepEqual(after.status, { lastActivity: at });
+      assert.deepEqual(after.metadata.labels, { team: "web" });
+      assert.deepEqual(after["spec"], { user: "alice" });
+      const patch = proxy.requests.at(-1)!;
+      assert.deepEqual([patch.method, patch.path], ["PATCH", `${KEYS}/${k.name}/status`]);
+      assert.deepEqual(JSON.parse(patch.body), {
+        metadata: { resourceVersion: k.rv },
+        status: { lastActivity: at },
+      });
+    });
+
+    it("is a conflict, changing nothing, when the key changed since that resourceVersion", async () => {
+      const k = await stored();
+      // Another replica's write, then an unrelated change: both make the old version stale.
+      const first = "2026-03-10T00:00:00Z";
+      assert.equal(
+        await client.patchAccessKeyStatus(k.name, { lastActivity: first }, k.rv),
+        "written",
+      );
+      const second = "2026-03-10T00:01:00Z";
+      assert.equal(
+        await client.patchAccessKeyStatus(k.name, { lastActivity: second, weakKey: true }, k.rv),
+        "conflict",
+      );
+      assert.deepEqual((await read(k.name)).status, { lastActivity: first });
+      const labelled = await cluster.admin.request<KubeObject>(
+        "PATCH",
+        `${KEYS}/${k.name}`,
+        { metadata: { labels: { team: "ops" } } },
+        { "Content-Type": "application/merge-patch+json" },
+      );
+      const rv = String(labelled.body.metadata["resourceVersion"]);
+      assert.equal(await client.patchAccessKeyStatus(k.name, { weakKey: true }, k.rv), "conflict");
+      assert.equal(await client.patchAccessKeyStatus(k.name, { weakKey: true }, rv), "written");
+      assert.deepEqual((await read(k.name)).status, { lastActivity: first, weakKey: true });
+    });
+
+    it("is gone for a deleted key, and fails closed with 503 when the API server answers 500", async () => {
+      assert.equal(
+        await client.patchAccessKeyStatus("absent", { lastActivity: "2026-03-10T00:00:00Z" }, "1"),
+        "gone",
+      );
+      const k = await stored();
+      proxy.inject((r) => r.method === "PATCH", {
+        status: 500,
+        body: {
+          kind: "Status",
+          apiVersion: "v1",
+          status: "Failure",
+          code: 500,
+          reason: "InternalError",
+        },
+      });
+      const err = await rejection(
+        client.patchAccessKeyStatus(k.name, { lastActivity: "2026-03-10T00:00:00Z" }, k.rv),
+      );
+      assert.equal(err.code, 503);
+      assert.match(
+        err.message,
+        new RegExp(`^cannot record the last activity of ${ID.resource}\\.`),
+      );
     });
   });
 

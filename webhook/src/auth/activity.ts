@@ -1,20 +1,56 @@
-// status.lastActivity, written in the background: at most once per minIntervalMs per key, in
-// batches every flushIntervalMs, never on the request path. record() only notes the use; flush()
-// writes through the status subresource (the writer, supplied by the shell).
+// status.lastActivity, written in the background: at most once per minIntervalMs per key by all
+// replicas together (docs/decisions.md OAK-35), in batches every flushIntervalMs, never on the
+// request path. record() only notes the use; flush() decides again from the watch cache, which
+// shows every replica's writes, and writes through the status subresource with the cached
+// resourceVersion as a precondition, so of two replicas that decide at the same moment from the
+// same object only one write lands and the other is a conflict, dropped. The writer and the cache
+// are supplied by the shell.
 
 import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
 import { parseRfc3339 } from "../accesskeys/deletion.js";
+import { expiresAt } from "../accesskeys/expiry.js";
 import { ownPath } from "../accesskeys/json-fields.js";
 
+/** What a write sets in status: the last activity, the weakKey flag, or both. */
+export interface ActivityStatus {
+  lastActivity?: string;
+  weakKey?: boolean;
+}
+
 /**
- * Writes status.lastActivity, and status.weakKey when it must change; "gone" when the key no
- * longer exists.
+ * Writes `status` to the key `name`, only while the object's resourceVersion is still
+ * `resourceVersion` (kube's optimistic concurrency): "conflict" when it changed, "gone" when the
+ * key no longer exists; throws when the API server cannot be asked or refuses.
  */
 export type ActivityWriter = (
   name: string,
-  lastActivity: string,
-  weakKey?: boolean,
-) => Promise<"written" | "gone">;
+  status: ActivityStatus,
+  resourceVersion: string | undefined,
+) => Promise<"written" | "gone" | "conflict">;
+
+/** The keys as the watch cache holds them now: what every replica's writes show up in. */
+export interface CurrentKeys {
+  get(name: string): OwnedAccessKey | undefined;
+}
+
+/**
+ * What became of one queued key at a flush: written; a conflict (another writer changed the key
+ * since the cache showed it: decided again at the next flush); covered (the cache already shows a
+ * last activity recent enough, written by another replica, so nothing is written); failed (kept
+ * for the next flush); gone (the key was deleted).
+ */
+export type ActivityOutcome = "written" | "conflict" | "covered" | "failed" | "gone";
+
+/** status.lastActivity is written at most this often per key (--activity-write-interval). */
+export const DEFAULT_ACTIVITY_WRITE_INTERVAL_MS = 60_000;
+
+/**
+ * How often queued activity is flushed: a sixth of the write interval, at most 10 s, so a login
+ * reaches status within a sixth of the interval and the writes of many keys are batched.
+ */
+export function flushIntervalFor(minIntervalMs: number): number {
+  return Math.min(10_000, Math.round(minIntervalMs / 6));
+}
 
 export interface ActivityOptions {
   /** Writes per flush at most (200 every 10 s: 20 a second); the rest wait for the next flush. */
@@ -24,6 +60,8 @@ export interface ActivityOptions {
   concurrency?: number;
   now?: () => number;
   onError?: (name: string, err: unknown) => void;
+  /** Told what became of each key a flush looked at (a metric). */
+  onOutcome?: (outcome: ActivityOutcome) => void;
 }
 
 /** As metav1.Time serialises: RFC 3339 in UTC with whole seconds, e.g. 2026-01-02T03:04:05Z. */
@@ -36,6 +74,10 @@ function storedLastActivity(key: OwnedAccessKey): number | undefined {
   return typeof value === "string" ? (parseRfc3339(value) ?? undefined) : undefined;
 }
 
+function later(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.max(a, b);
+}
+
 export class ActivityRecorder {
   private readonly minIntervalMs: number;
   private readonly flushIntervalMs: number;
@@ -43,11 +85,17 @@ export class ActivityRecorder {
   private readonly maxWritesPerFlush: number;
   private readonly now: () => number;
   private readonly onError: ((name: string, err: unknown) => void) | undefined;
-  /** The newest activity this recorder queued or wrote, per key (ms; written in whole seconds). */
-  private readonly known = new Map<string, number>();
-  /** Activity waiting to be written, per key. */
-  private readonly queue = new Map<string, number>();
-  /** status.weakKey to write with the key's next activity, where the stored one is wrong. */
+  private readonly onOutcome: ((outcome: ActivityOutcome) => void) | undefined;
+  /**
+   * The newest login this replica saw, per key (ms), while status does not show it and it can
+   * still move the key's expiry: ttlAfterLastActivity counts from it (latest()).
+   */
+  private readonly seen = new Map<string, number>();
+  /** The last activity this recorder wrote (whole seconds, ms), until the cache shows it. */
+  private readonly written = new Map<string, number>();
+  /** Keys a flush must look at, oldest first (a Set keeps insertion order). */
+  private readonly queue = new Set<string>();
+  /** status.weakKey the last login showed, where the stored one differs. */
   private readonly weak = new Map<string, boolean>();
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
@@ -57,55 +105,55 @@ export class ActivityRecorder {
 
   constructor(
     private readonly writer: ActivityWriter,
+    private readonly keys: CurrentKeys,
     options: ActivityOptions = {},
   ) {
-    this.minIntervalMs = options.minIntervalMs ?? 60_000;
-    this.flushIntervalMs = options.flushIntervalMs ?? 10_000;
+    this.minIntervalMs = options.minIntervalMs ?? DEFAULT_ACTIVITY_WRITE_INTERVAL_MS;
+    this.flushIntervalMs = options.flushIntervalMs ?? flushIntervalFor(this.minIntervalMs);
     this.concurrency = Math.max(1, options.concurrency ?? 4);
     this.maxWritesPerFlush = Math.max(1, options.maxWritesPerFlush ?? 200);
     this.now = options.now ?? Date.now;
     this.onError = options.onError;
+    this.onOutcome = options.onOutcome;
   }
 
   /**
    * Notes a successful login at `at` (ms), with a key that is `weak` (shorter than the minimum
-   * length) or not. O(1); writes nothing itself. A weakKey that differs from the stored status is
-   * written with the next flush, whatever the last activity.
+   * length) or not. O(1); writes nothing itself. The key is queued when its stored last activity
+   * (or the one this recorder wrote) is at least minIntervalMs older, or when its stored weakKey
+   * differs.
    */
   record(key: OwnedAccessKey, at: number, weak = false): void {
     const name = key.metadata?.name;
     if (this.stopped || typeof name !== "string" || name === "" || !Number.isFinite(at)) return;
-    const storedWeak = ownPath(key, ["status", "weakKey"]) === true;
-    const fixWeak = weak !== storedWeak && this.weak.get(name) !== weak;
-    if (fixWeak) this.weak.set(name, weak);
-    const stored = storedLastActivity(key);
-    const mine = this.known.get(name);
-    const last = stored === undefined || (mine !== undefined && mine > stored) ? mine : stored;
-    if (!fixWeak && last !== undefined && at - last < this.minIntervalMs) return;
-    this.known.set(name, at);
-    this.queue.set(name, at);
+    this.seen.set(name, Math.max(this.seen.get(name) ?? at, at));
+    if (weak !== (ownPath(key, ["status", "weakKey"]) === true)) this.weak.set(name, weak);
+    else this.weak.delete(name);
+    if (this.due(name, key) !== undefined) this.queue.add(name);
   }
 
-  /** The newest activity this recorder knows of for a key (queued or written), for expiry. */
+  /** The newest login this replica knows of for a key and status may not show yet, for expiry. */
   latest(name: string): number | undefined {
-    return this.known.get(name);
+    return this.seen.get(name);
   }
 
-  /** How many keys wait to be written. */
+  /** How many keys wait to be looked at by a flush. */
   get pending(): number {
     return this.queue.size;
   }
 
   /** Forgets a deleted key. */
   forget(name: string): void {
-    this.known.delete(name);
+    this.seen.delete(name);
+    this.written.delete(name);
     this.queue.delete(name);
     this.weak.delete(name);
   }
 
   /**
-   * Writes every queued key, at most `concurrency` at a time. A failed write stays queued for the
-   * next flush unless a newer activity replaced it; flushes never overlap.
+   * Writes every queued key that is still due by the cache, at most `concurrency` at a time. A
+   * failed write stays queued for the next flush, behind the others; a conflict is decided again
+   * at the next flush; flushes never overlap.
    */
   flush(): Promise<void> {
     this.flushes++;
@@ -131,38 +179,85 @@ export class ActivityRecorder {
     await this.flush();
   }
 
+  /**
+   * What a write of `key` (as the cache or a login shows it) must set now, or undefined when
+   * nothing: the newest login, when it is at least minIntervalMs after the stored last activity and
+   * after the one this recorder wrote (both whole seconds, so written values are at least the
+   * interval apart); weakKey, when the last login disagrees with the stored one.
+   */
+  private due(name: string, key: OwnedAccessKey): ActivityStatus | undefined {
+    const status: ActivityStatus = {};
+    const stored = later(storedLastActivity(key), this.written.get(name));
+    const seen = this.seen.get(name);
+    if (seen !== undefined && (stored === undefined || seen - stored >= this.minIntervalMs)) {
+      status.lastActivity = rfc3339Seconds(seen);
+    }
+    const weak = this.weak.get(name);
+    if (weak !== undefined && weak !== (ownPath(key, ["status", "weakKey"]) === true)) {
+      status.weakKey = weak;
+    }
+    return Object.keys(status).length > 0 ? status : undefined;
+  }
+
   private async flushOnce(): Promise<void> {
-    // Oldest first (a Map keeps insertion order, and a newer use of a queued key keeps its place);
-    // the rest wait for the next flush, so thousands of keys used at once cannot flood the API
-    // server with PATCHes. Nothing is lost: a key stays queued until it is written.
-    const batch = [...this.queue.entries()].slice(0, this.maxWritesPerFlush);
+    // Oldest first; the rest wait for the next flush, so thousands of keys used at once cannot
+    // flood the API server with PATCHes. Nothing is lost: a key stays queued until it is written,
+    // or until the cache shows that it needs no write.
+    const batch = [...this.queue].slice(0, this.maxWritesPerFlush);
     let next = 0;
     const worker = async (): Promise<void> => {
-      while (next < batch.length) {
-        const [name, at] = batch[next++]!;
-        await this.writeOne(name, at);
-      }
+      while (next < batch.length) await this.writeOne(batch[next++]!);
     };
     const workers = Math.min(this.concurrency, batch.length);
     await Promise.all(Array.from({ length: workers }, worker));
     this.prune();
   }
 
-  private async writeOne(name: string, at: number): Promise<void> {
-    // forget() may have dropped it, or a newer record replaced it, since the batch was taken.
-    if (this.queue.get(name) !== at) return;
-    const weak = this.weak.get(name);
+  private async writeOne(name: string): Promise<void> {
+    // forget() may have dropped it since the batch was taken.
+    if (!this.queue.has(name)) return;
+    // Decided from the cache as it is now: another replica's write since the login shows here.
+    const key = this.keys.get(name);
+    if (!key) return this.done(name, "gone");
+    const status = this.due(name, key);
+    if (!status) {
+      this.queue.delete(name);
+      return this.outcome("covered");
+    }
+    let result: "written" | "gone" | "conflict";
     try {
-      const result = await Promise.resolve().then(() =>
-        this.writer(name, rfc3339Seconds(at), weak),
+      result = await Promise.resolve().then(() =>
+        this.writer(name, status, key.metadata?.resourceVersion),
       );
-      if (result === "gone") this.forget(name);
-      else {
-        if (this.queue.get(name) === at) this.queue.delete(name);
-        if (this.weak.get(name) === weak) this.weak.delete(name);
-      }
     } catch (err) {
-      this.report(name, err);
+      // Behind the others, so a key whose write keeps failing cannot hold up the rest.
+      if (this.queue.delete(name)) this.queue.add(name);
+      this.outcome("failed");
+      return this.report(name, err);
+    }
+    if (result === "gone") return this.done(name, "gone");
+    if (result === "conflict") return this.outcome("conflict");
+    if (status.lastActivity !== undefined) {
+      this.written.set(name, parseRfc3339(status.lastActivity)!);
+    }
+    if (status.weakKey !== undefined && this.weak.get(name) === status.weakKey) {
+      this.weak.delete(name);
+    }
+    // A login during the write may need one more (more than the interval later, or weakKey).
+    if (this.queue.has(name) && !this.due(name, key)) this.queue.delete(name);
+    this.outcome("written");
+  }
+
+  private done(name: string, outcome: ActivityOutcome): void {
+    this.forget(name);
+    this.outcome(outcome);
+  }
+
+  private outcome(outcome: ActivityOutcome): void {
+    try {
+      this.onOutcome?.(outcome);
+    } catch {
+      // A metric that fails must not stop the flush.
     }
   }
 
@@ -175,11 +270,27 @@ export class ActivityRecorder {
     }
   }
 
-  /** Drops what can no longer throttle a record: written entries older than minIntervalMs. */
+  /**
+   * Drops what no longer matters: a written value once the cache shows it (or a later one) or once
+   * it is an interval old, and a login that no longer moves the key's expiry (the key has no
+   * ttlAfterLastActivity, status shows it, or the key has expired anyway).
+   */
   private prune(): void {
     const now = this.now();
-    for (const [name, at] of this.known) {
-      if (now - at >= this.minIntervalMs && !this.queue.has(name)) this.known.delete(name);
+    for (const [name, at] of this.written) {
+      const key = this.keys.get(name);
+      const stored = key && storedLastActivity(key);
+      if (!key || now - at >= this.minIntervalMs || (stored !== undefined && stored >= at)) {
+        this.written.delete(name);
+      }
+    }
+    for (const [name, at] of this.seen) {
+      if (this.queue.has(name)) continue;
+      const key = this.keys.get(name);
+      const until = key && expiresAt(key, { localLastActivity: at });
+      if (!key || until === undefined || until <= now || until === expiresAt(key)) {
+        this.seen.delete(name);
+      }
     }
   }
 }

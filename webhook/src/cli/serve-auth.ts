@@ -4,7 +4,7 @@
 
 import type { ResourceIdentity } from "../api/ownedaccesskey.js";
 import { asKubeError } from "../api/status.js";
-import { ActivityRecorder } from "../auth/activity.js";
+import { ActivityRecorder, type ActivityStatus } from "../auth/activity.js";
 import type { KeysByName, NamespaceLabels } from "../auth/contracts.js";
 import { KeyIndex } from "../auth/key-index.js";
 import { builtInRoles, MAX_ROLES_FILE_BYTES, parseRolesFile, type RoleSet } from "../auth/roles.js";
@@ -25,9 +25,9 @@ export interface AuthApi {
   namespaceView(): NamespaceLabels;
   patchAccessKeyStatus(
     name: string,
-    lastActivity: string,
-    weakKey?: boolean,
-  ): Promise<"written" | "gone">;
+    status: ActivityStatus,
+    resourceVersion?: string,
+  ): Promise<"written" | "gone" | "conflict">;
 }
 
 export interface AuthRuntime {
@@ -69,14 +69,21 @@ export async function loadRoles(opts: AuthOptions, groupDomain: string): Promise
   }
 }
 
+/** How status.lastActivity is written (serve-options.ts); the recorder's defaults when omitted. */
+export interface ActivityTiming {
+  writeIntervalMs?: number | undefined;
+  flushIntervalMs?: number | undefined;
+}
+
 export function createAuth(
   opts: AuthOptions,
   identity: ResourceIdentity,
   roles: RoleSet,
   logger: Logger,
-  flushIntervalMs?: number,
-  logins?: Metrics["logins"],
+  activity: ActivityTiming = {},
+  metrics?: Pick<Metrics, "logins" | "activityWrites">,
 ): AuthRuntime {
+  const logins = metrics?.logins;
   const groupDomain = identity.group.replace(/^management\./, "");
   let keys: KeysByName = NEVER_SYNCED;
   let namespaces: NamespaceLabels = NEVER_SYNCED;
@@ -128,9 +135,12 @@ export function createAuth(
       keys = api.accessKeyView();
       namespaces = api.namespaceView();
       recorder = new ActivityRecorder(
-        (name, at, weak) => api.patchAccessKeyStatus(name, at, weak),
+        (name, status, resourceVersion) => api.patchAccessKeyStatus(name, status, resourceVersion),
+        keys,
         {
-          flushIntervalMs,
+          minIntervalMs: activity.writeIntervalMs,
+          flushIntervalMs: activity.flushIntervalMs,
+          onOutcome: (result) => metrics?.activityWrites.inc({ result }),
           onError: (name, err) =>
             logger.warn(
               { key: name, err: asKubeError(err).message },

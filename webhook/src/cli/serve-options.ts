@@ -160,7 +160,15 @@ export interface ServeOptions {
   endpoints?: EndpointsOptions;
   /** DEFAULT_AUTH_OPTIONS when omitted (tests that only need admission). */
   auth?: AuthOptions;
-  /** How often status.lastActivity writes are flushed (not a flag; tests shorten it). */
+  /**
+   * --activity-write-interval: status.lastActivity is written at most this often per key, by all
+   * replicas together (60 s when omitted).
+   */
+  activityWriteIntervalMs?: number;
+  /**
+   * How often status.lastActivity writes are flushed (not a flag; tests shorten it). A sixth of the
+   * write interval, at most 10 s, when omitted.
+   */
   activityFlushIntervalMs?: number;
   /** How often certificate files are checked for changes (--tls-reload-interval; 10 s). */
   tlsReloadIntervalMs?: number;
@@ -272,6 +280,7 @@ export function parseServeArgs(args: string[]): ServeOptions | "help" {
         "shutdown-timeout": { type: "string", default: showMs(DEFAULT_SHUTDOWN_TIMEOUT_MS) },
         "max-in-flight": { type: "string", default: String(DEFAULT_MAX_IN_FLIGHT) },
         "tls-reload-interval": { type: "string", default: "10s" },
+        "activity-write-interval": { type: "string", default: "1m" },
         "admission-timeout": { type: "string", default: showMs(DEFAULT_ADMISSION_TIMEOUT_MS) },
         "client-ca-file": { type: "string" },
         "client-allowed-names": { type: "string" },
@@ -346,6 +355,12 @@ export function parseServeArgs(args: string[]): ServeOptions | "help" {
       "--tls-reload-interval",
       100,
       600_000,
+    ),
+    activityWriteIntervalMs: parseSpan(
+      v["activity-write-interval"]!,
+      "--activity-write-interval",
+      1000,
+      3_600_000,
     ),
   };
 }

@@ -308,8 +308,11 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
     identity,
     roles,
     logger,
-    opts.activityFlushIntervalMs,
-    metrics.logins,
+    {
+      writeIntervalMs: opts.activityWriteIntervalMs,
+      flushIntervalMs: opts.activityFlushIntervalMs,
+    },
+    metrics,
   );
   const api = connectApi(kc, opts, auth, logger);
   if (api instanceof ApiClient) endpoints?.useNamespaces(api.namespaceView());

@@ -52,6 +52,9 @@ Access keys as credentials (POST /authenticate, POST /authorize):
       --project-label string          Namespace label naming a namespace's project (default "${DEFAULT_PROJECT_LABEL}")
       --virtual-cluster-label string  Namespace label naming the virtual cluster a namespace hosts
                                       (default "${DEFAULT_VIRTUAL_CLUSTER_LABEL}")
+      --activity-write-interval duration
+                                      Write a key's status.lastActivity at most this often, counting
+                                      every replica's writes (default 1m)
 
 Who may call (client certificates; reloaded when the file changes):
       --client-ca-file string         PEM CA(s) that sign kube-apiserver's client certificate. /authenticate

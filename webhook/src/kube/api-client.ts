@@ -98,30 +98,31 @@ export class ApiClient implements KubeApi {
   }
 
   /**
-   * Sets status.lastActivity of the key `name` through the status subresource (a merge patch, so
-   * nothing else in the object changes). "gone" when the key no longer exists; throws a KubeError
-   * (503) when the API server cannot be asked or refuses.
+   * Sets status.lastActivity and/or status.weakKey of the key `name` through the status
+   * subresource: a merge patch, so nothing else in the object changes, that carries
+   * `resourceVersion` as a precondition (kube-apiserver refuses it with 409 Conflict when the object
+   * changed since). "gone" when the key no longer exists, "conflict" on 409; throws a KubeError
+   * (503) when the API server cannot be asked or refuses otherwise.
    */
   async patchAccessKeyStatus(
     name: string,
-    lastActivity: string,
-    weakKey?: boolean,
-  ): Promise<"written" | "gone"> {
+    status: { lastActivity?: string; weakKey?: boolean },
+    resourceVersion?: string,
+  ): Promise<"written" | "gone" | "conflict"> {
     const { group, version, resource } = this.identity;
     const check = `record the last activity of ${resource}.${group} ${JSON.stringify(name)}`;
     const path = `/apis/${group}/${version}/${resource}/${encodeURIComponent(name)}/status`;
+    const body = resourceVersion ? { metadata: { resourceVersion }, status } : { status };
     let res;
     try {
-      res = await this.transport.request(
-        "PATCH",
-        path,
-        { status: weakKey === undefined ? { lastActivity } : { lastActivity, weakKey } },
-        { contentType: "application/merge-patch+json" },
-      );
+      res = await this.transport.request("PATCH", path, body, {
+        contentType: "application/merge-patch+json",
+      });
     } catch (err) {
       throw this.failed(check, describeError(err));
     }
     if (res.status === 404) return "gone";
+    if (res.status === 409) return "conflict";
     if (res.status !== 200) throw this.failed(check, describeAnswer(res));
     return "written";
   }

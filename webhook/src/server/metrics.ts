@@ -12,6 +12,8 @@ export interface Metrics {
   bodiesRefused: Counter<"route" | "reason">;
   /** TokenReviews by result (auth/contracts.ts LoginResult, or "unavailable" before the key cache syncs). */
   logins: Counter<"result">;
+  /** What became of each key a status.lastActivity flush looked at (auth/activity.ts ActivityOutcome). */
+  activityWrites: Counter<"result">;
   /** Writes refused because another key already has their key (the duplicate-key check). */
   duplicateKeys: Counter;
   /** Requests refused for their client certificate, by route and why (client-auth.ts). */
@@ -91,6 +93,12 @@ export function createMetrics(withProcessMetrics = true): Metrics {
     logins: new Counter({
       name: "vgate_access_key_logins_total",
       help: "Access key logins (TokenReviews) by result: authenticated, invalid (no such key, or a malformed token), disabled, expired, deleting, no-owner, audience, unavailable (keys not loaded yet).",
+      labelNames: ["result"],
+      registers: [registry],
+    }),
+    activityWrites: new Counter({
+      name: "vgate_access_key_activity_writes_total",
+      help: "Keys a status.lastActivity flush looked at, by result: written; conflict (another replica wrote the key first; decided again at the next flush); covered (another replica's write already shows a recent enough activity: nothing written); failed (kept for the next flush); gone (the key was deleted).",
       labelNames: ["result"],
       registers: [registry],
     }),
