@@ -86,6 +86,11 @@ export interface NodeRig {
    * manifest does; etcd keeps its data. Resolves once /readyz answers 200.
    */
   restartApiServer(args: readonly string[]): Promise<void>;
+  /**
+   * Starts a long-running process inside the rig's network namespace, supervised like the rig's
+   * own (log in <dir>/logs/<name>.log; stopped by stop(), and by the keeper if the run dies).
+   */
+  startInNetns(name: string, cmd: string, args: readonly string[]): Supervised;
   /** Runs a command inside the rig's network namespace. */
   inNetns(cmd: string, args: readonly string[]): Promise<{ stdout: string; stderr: string }>;
   /** The last lines of a component's log (etcd, kube-apiserver, kubelet, containerd, …). */
@@ -521,6 +526,12 @@ export async function startNodeRig(opts: NodeRigOptions): Promise<NodeRig> {
         await procs.get("kube-apiserver")?.stop();
         apiserverExtra = withDefaultAuthz(args);
         await startApiserver();
+      },
+      startInNetns: (name, cmd, args) => {
+        if (procs.has(name) && !procs.get(name)!.exited()) {
+          throw new Error(`node rig: ${name} is running already`);
+        }
+        return startIn(name, cmd, args);
       },
       inNetns: (cmd, args) => inNs(cmd, args),
       logTail: async (component, lines = 30) => (await procs.get(component)?.logTail(lines)) ?? "",
