@@ -366,7 +366,7 @@ build_vgate() {
   npm_etc=$(npm_build_config)
   local bud=("${B[@]}" bud --layers --pull=never --network host --isolation oci
     --runtime-flag "root=$store/runc" --cgroup-parent "$cgroup" --volume "$npm_etc:/usr/local/etc:ro" --file Dockerfile)
-  say "building $vgate_ref from the Dockerfile (the first time: about a minute, npm ci included)"
+  say "building $vgate_ref from the Dockerfile (a minute the first time, npm ci included; then the layer cache)"
   # Each step and npm's summary as it goes; the whole output in the log, shown when it fails.
   if ! (cd "$repo" && "${bud[@]}" --tag "$vgate_ref" . 2>&1) | tee "$work/vgate-build.log" |
     { grep --line-buffered -E '^(\[[0-9]+/[0-9]+\] )?STEP|^--> Using cache|^added ' || true; } |

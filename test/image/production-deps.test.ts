@@ -4,8 +4,9 @@
 // production dependencies installed from the lock file with `npm ci --omit=dev`, and the runtime
 // stage assembled by its COPY lines. That tree then runs `vgate --help`, `vgate serve --dev` and
 // `vgate check-config` as UID 65532 with no other node_modules in reach: nothing at run time needs
-// a devDependency, and nothing writes into the image's files. Not checked here: the base image
-// itself, Docker's own build, and the image's size.
+// a devDependency, and nothing writes into the image's files. Not checked here: Docker's own
+// build and the official base image. The image buildah builds from this Dockerfile (make images)
+// is checked by rig-images.test.ts, and run by the node rig.
 
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
