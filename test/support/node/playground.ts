@@ -69,7 +69,10 @@ async function main(): Promise<number> {
       const install = await installVgate(rig, images.found.vgate);
       const kubeconfig = join(dir, "kubeconfig");
       await copyFile(rig.adminKubeconfig, kubeconfig);
-      const rel = (p: string) => relative(process.cwd(), p) || p;
+      const rel = (p: string) => {
+        const r = relative(process.cwd(), p);
+        return r && !r.startsWith("..") ? r : p;
+      };
       console.log(`
 ready in ${Math.round((Date.now() - t0) / 1000)} s
 
