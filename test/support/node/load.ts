@@ -19,9 +19,13 @@ export interface StreamCount {
   failed: number;
   /** The first failures: time since start, status and a short body. */
   failures: string[];
+  /** When each failed request was sent and when its answer (or error) came, in ms since start. */
+  failedAt: { sent: number; answered: number }[];
 }
 
 export interface RunningLoad {
+  /** Date.now() when the load started: the origin of the times in the counts. */
+  startedAt: number;
   /** Counts so far. */
   counts(): Record<string, StreamCount>;
   /** Stops every stream after its request in flight and returns the counts. */
@@ -35,10 +39,11 @@ export function startLoad(streams: readonly LoadStream[], pauseMs = 20): Running
   let running = true;
   const counts: Record<string, StreamCount> = {};
   const loops = streams.map(async (s) => {
-    const c: StreamCount = { ok: 0, failed: 0, failures: [] };
+    const c: StreamCount = { ok: 0, failed: 0, failures: [], failedAt: [] };
     counts[s.name] = c;
     for (let i = 0; running; i++) {
       const r = s.request(i);
+      const sentAt = Date.now() - start;
       let status = 0;
       let body: unknown;
       try {
@@ -51,15 +56,24 @@ export function startLoad(streams: readonly LoadStream[], pauseMs = 20): Running
       if (s.ok(status, body)) c.ok++;
       else {
         c.failed++;
+        c.failedAt.push({ sent: sentAt, answered: Date.now() - start });
         if (c.failures.length < 10) {
-          const text = typeof body === "string" ? body : JSON.stringify(body);
-          c.failures.push(`+${Date.now() - start} ms: ${status} ${text.slice(0, 300)}`);
+          // A Status's message says what failed (a webhook call's error ends it).
+          const message = (body as { kind?: unknown; message?: unknown } | undefined)?.message;
+          const text =
+            typeof body === "string"
+              ? body
+              : typeof message === "string"
+                ? message
+                : JSON.stringify(body);
+          c.failures.push(`+${Date.now() - start} ms: ${status} ${text.slice(-300)}`);
         }
       }
       await sleep(pauseMs);
     }
   });
   return {
+    startedAt: start,
     counts: () => counts,
     stop: async () => {
       running = false;
