@@ -3,6 +3,7 @@
 // takes over once the Lease expires and keeps syncing.
 
 import assert from "node:assert/strict";
+import { freePort } from "../../support/kube/processes.js";
 import type { SyncProcess } from "../../support/sync-rig.js";
 import { until } from "../../support/until.js";
 import { BASE_CONFIG, LEADER_ARGS, metric, type SyncContext } from "./sync-context.js";
@@ -105,6 +106,66 @@ export function leaderTests(ctx: SyncContext): void {
       ns,
       "led",
       (h) => h.metadata.annotations?.["example.com/owner"] === "LOU",
+    );
+  });
+
+  it("a replica whose caches never sync never takes the Lease, even a released one", async () => {
+    // The previous test's replicas go (releasing the Lease): only this test's run.
+    await Promise.all(replicas.map((r) => r.stop()));
+    const path = await ctx.rig.writeConfig("leader-cold.yaml", BASE_CONFIG);
+    // The virtual cluster at an address where nothing listens: this replica's caches never sync.
+    const nowhere = await ctx.rig.virtual.tokenKubeconfig(
+      "unused",
+      "nowhere",
+      `https://127.0.0.1:${await freePort()}`,
+    );
+    const warm = await ctx.rig.startSync({ name: "warm", config: path, args: LEADER_ARGS });
+    replicas.push(warm);
+    await warm.waitReady();
+    const cold = await ctx.rig.startSync({
+      name: "cold",
+      config: path,
+      args: [...LEADER_ARGS, `--virtual-kubeconfig=${nowhere}`],
+    });
+    replicas.push(cold);
+    ctx.exemptFromRbacCheck(cold);
+    await until(async () => (await cold.get("/healthz")).status === 200, "the cold replica up");
+    let warmId = "";
+    await until(async () => (warmId = await holder()) !== "", "a Lease holder");
+    assert.equal(await replicaNamed(warmId), warm, "the warm replica holds the Lease");
+    // Every holder the Lease has from here on.
+    const holders = new Set<string>();
+    let watching = true;
+    const watch = (async () => {
+      while (watching) {
+        holders.add(await holder());
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    try {
+      // SIGTERM: the warm replica releases the Lease, and the cold one retries every 500 ms.
+      await warm.stop();
+      await new Promise((r) => setTimeout(r, 3_000));
+      const next = await ctx.rig.startSync({ name: "next", config: path, args: LEADER_ARGS });
+      replicas.push(next);
+      await next.waitReady();
+      let nextId = "";
+      await until(
+        async () => (nextId = await holder()) !== "" && nextId !== warmId,
+        "a ready replica taking the released Lease",
+        30_000,
+      );
+      assert.equal(await replicaNamed(nextId), next, "the ready replica holds the Lease");
+      assert.equal((await cold.get("/readyz")).status, 503, "the cold replica never became ready");
+    } finally {
+      watching = false;
+      await watch;
+    }
+    holders.delete("");
+    assert.equal(
+      holders.size,
+      2,
+      `only the ready replicas held the Lease: ${[...holders].join(", ")}`,
     );
   });
 }

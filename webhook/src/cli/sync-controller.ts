@@ -1,8 +1,9 @@
 // The running `vgate sync` (docs/decisions.md EPS-11..): informers on both clusters feed a
 // rate-limited work queue; workers hand each key to the reconciler (reconcile.ts) and carry out its
 // plan (apply-plan.ts). As in a controller-runtime manager:
-// - informers run in every replica, so a standby is warm; workers run only once every cache is
-//   synced and, with leader election, only while this replica holds the Lease;
+// - informers run in every replica, so a standby is warm; a replica campaigns for the Lease only
+//   once every cache is synced; workers run only once every cache is synced and, with leader
+//   election, only while this replica holds the Lease;
 // - losing the Lease stops the workers and ends the process with status 1 ("leader election
 //   lost"): a replica that may have missed writes of the new leader starts afresh;
 // - SIGTERM: /readyz fails, no new work is taken, reconciles in flight finish (bounded by
@@ -237,6 +238,19 @@ class Controller {
     );
   }
 
+  /**
+   * Calls `start` once every cache is synced (the replica is ready), unless it is shutting down by
+   * then; never when the caches never sync.
+   */
+  whenSynced(start: () => void): void {
+    void this.informers.waitForSync(this.abortSync.signal).then(
+      () => {
+        if (!this.stopping) start();
+      },
+      () => undefined,
+    );
+  }
+
   /** The Lease was lost: stop at once, without draining (another replica leads now). */
   async leadershipLost(): Promise<void> {
     this.leading = false;
@@ -399,8 +413,13 @@ async function startLeaderElection(
     onStoppedLeading: () => void c.leadershipLost(),
     log: (msg: string, fields?: object) => c.logger.info(fields ?? {}, msg),
   });
-  c.logger.info({ lease: `${le.namespace}/${le.id}`, identity }, "waiting for the lease");
-  elector.start();
+  // As a controller-runtime manager does, campaign only once every cache is synced: a replica
+  // that cannot sync (a cluster it cannot reach) never holds the Lease, released or expired, while
+  // a ready one waits; and a new leader syncs at once (docs/decisions.md EPS-24).
+  c.whenSynced(() => {
+    c.logger.info({ lease: `${le.namespace}/${le.id}`, identity }, "waiting for the lease");
+    elector.start();
+  });
   undo.push(() => elector.stop());
 }
 
