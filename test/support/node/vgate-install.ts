@@ -141,15 +141,21 @@ export async function waitForWebhooks(rig: NodeRig, timeoutMs = 120_000): Promis
   const start = Date.now();
   // Every replica Ready (its key cache synced: /readyz says so), or a login that reaches one that
   // is not yet is refused, and kube-apiserver caches the refusal for the token cache's TTL.
-  const rollout = await rig.kubectl([
-    "-n",
-    "vgate-system",
-    "rollout",
-    "status",
-    "deployment/vgate",
-    `--timeout=${Math.round(timeoutMs / 1000)}s`,
-  ]);
-  if (rollout.code !== 0) throw new Error(`vgate's rollout: ${rollout.stdout}${rollout.stderr}`);
+  // rig.kubectl stops kubectl after 30 s, so a longer rollout is waited for 25 s at a time.
+  for (;;) {
+    const left = Math.round((timeoutMs - (Date.now() - start)) / 1000);
+    const rollout = await rig.kubectl([
+      "-n",
+      "vgate-system",
+      "rollout",
+      "status",
+      "deployment/vgate",
+      `--timeout=${Math.max(1, Math.min(25, left))}s`,
+    ]);
+    if (rollout.code === 0) break;
+    if (left <= 25) throw new Error(`vgate's rollout: ${rollout.stdout}${rollout.stderr}`);
+    await new Promise((res) => setTimeout(res, 1000));
+  }
   await waitAllReady(rig, timeoutMs);
   const check = join(repoRoot, "webhook/examples/webhook-check.yaml");
   let last = "";
