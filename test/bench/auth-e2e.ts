@@ -19,7 +19,12 @@ import { KubeTestClient } from "../support/kube/kube-client.js";
 import { until } from "../support/until.js";
 import { clientCert } from "../support/kube/pki.js";
 import { medianOf, percentile, rangeOf } from "./latency-stats.js";
-import { histogram, meanMsBetween, metricValue, type SumAndCount } from "./prometheus-text.js";
+import {
+  histogram,
+  meanMsBetween,
+  metricValue,
+  type SumAndCount,
+} from "../support/prometheus-text.js";
 
 const USER = "bench-reader";
 const NAMESPACE = "default";

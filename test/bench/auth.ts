@@ -35,7 +35,7 @@ import { e2eLines, measureEndToEnd, type E2eResult } from "./auth-e2e.js";
 import { KubeTestClient } from "../support/kube/kube-client.js";
 import { createKeys, randomKey } from "./bulk-keys.js";
 import { medianOf, percentile, rangeOf } from "./latency-stats.js";
-import { metricValue } from "./prometheus-text.js";
+import { metricValue } from "../support/prometheus-text.js";
 import { cpuMs, findProcess, ownCpuMs } from "./process-cpu.js";
 import { startBaseline } from "./start-baseline.js";
 import { clientCert, testCa, type CertAndKey } from "../support/kube/pki.js";

@@ -26,7 +26,7 @@ import { HAVE_KUBE, KUBE_SKIP_REASON, kubeVersions } from "../support/kube/binar
 import type { KubeObject } from "../support/kube/kube-client.js";
 import { servingCert } from "../support/kube/pki.js";
 import { cpuMs, findProcess, ownCpuMs } from "./process-cpu.js";
-import { histogram, meanMsBetween, type SumAndCount } from "./prometheus-text.js";
+import { histogram, meanMsBetween, type SumAndCount } from "../support/prometheus-text.js";
 import { startBaseline, type Baseline } from "./start-baseline.js";
 
 const CLIENTS = [1, 16];

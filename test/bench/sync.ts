@@ -28,7 +28,7 @@ import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import type { KubeTestClient } from "../support/kube/kube-client.js";
 import { startSyncRig, type SyncProcess, type SyncRig } from "../support/sync-rig.js";
 import { medianOf, rangeOf } from "./latency-stats.js";
-import { metricValue } from "./prometheus-text.js";
+import { metricValue } from "../support/prometheus-text.js";
 import { findProcess } from "./process-cpu.js";
 
 const OBJECTS = Number(process.env["SYNC_BENCH_OBJECTS"] ?? 1000);

@@ -9,7 +9,14 @@ export interface LoadStream {
   name: string;
   client: KubeTestClient;
   /** The next request (called before each one, so bodies and clients may vary). */
-  request(i: number): { method: string; path: string; body?: unknown; client?: KubeTestClient };
+  request(i: number): {
+    method: string;
+    path: string;
+    body?: unknown;
+    client?: KubeTestClient;
+    /** More request headers (a bearer token per request, on one connection). */
+    headers?: Record<string, string>;
+  };
   /** Whether an answer is what a healthy vgate gives. */
   ok(status: number, body: unknown): boolean;
 }
@@ -47,7 +54,7 @@ export function startLoad(streams: readonly LoadStream[], pauseMs = 20): Running
       let status = 0;
       let body: unknown;
       try {
-        const res = await (r.client ?? s.client).request(r.method, r.path, r.body);
+        const res = await (r.client ?? s.client).request(r.method, r.path, r.body, r.headers);
         status = res.status;
         body = res.body;
       } catch (err) {

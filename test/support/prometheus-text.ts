@@ -1,5 +1,6 @@
-// Just enough of the Prometheus text format to read a histogram's _sum and _count from a /metrics
-// page (kube-apiserver's or vgate's), summed over the series whose labels match.
+// Just enough of the Prometheus text format to read a counter, or a histogram's _sum and _count,
+// from a /metrics page (kube-apiserver's or vgate's), summed over the series whose labels match.
+// For the benchmarks and the cluster tier.
 
 export interface SumAndCount {
   sum: number;
