@@ -180,9 +180,9 @@ async function hostListeners(): Promise<{ address: string; pids: number[] }[]> {
     child.kill("SIGKILL");
     await until(
       () => !existsSync(info.dir) && rigProcesses(info).length === 0,
-      "the keeper's teardown",
+      `the keeper's teardown (the child's stderr: ${err})`,
       120_000,
     );
-    assert.deepEqual(diffHostState(before, await hostState()), []);
+    assert.deepEqual(diffHostState(before, await hostState()), [], `the child's stderr: ${err}`);
   });
 });

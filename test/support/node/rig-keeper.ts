@@ -21,10 +21,19 @@ async function finish(): Promise<void> {
   done = true;
   const state = loadState(dir!);
   if (state && !state.down) {
-    // The supervisors of the rig's processes stop them too; teardown kills whatever is left.
-    await teardown(dir!, 3000).catch((err: unknown) => {
-      console.error(`rig-keeper: ${(err as Error).message}`);
-    });
+    // The supervisors of the rig's processes stop them too; teardown kills whatever is left. A
+    // failed teardown is tried once more; if that fails too the directory stays, with its state
+    // file, so that what is left can be seen (and rig.json says what to undo).
+    let failed = false;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      failed = false;
+      await teardown(dir!, 3000).catch((err: unknown) => {
+        failed = true;
+        console.error(`rig-keeper: teardown of ${dir}: ${(err as Error).message}`);
+      });
+      if (!failed) break;
+    }
+    if (failed) process.exit(1);
   }
   rmSync(dir!, { recursive: true, force: true });
   process.exit(0);

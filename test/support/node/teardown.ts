@@ -142,7 +142,10 @@ async function netnsNames(): Promise<string[]> {
 export async function teardown(dir: string, graceMs = 5000): Promise<void> {
   const state = loadState(dir);
   if (!state || state.down) return;
-  await killAll(state, graceMs);
+  // Every step runs whatever an earlier one did; the first failure is thrown at the end, and the
+  // state stays "up" so that a second teardown tries again.
+  let failure: unknown;
+  await killAll(state, graceMs).catch((err: unknown) => (failure ??= err));
   await unmountAll(state.dir);
   removeCgroup(state.cgroup);
   // Pod network namespaces: containerd names them cni-<uuid> under /var/run/netns.
@@ -175,6 +178,7 @@ export async function teardown(dir: string, graceMs = 5000): Promise<void> {
     } else rmSync(p, { recursive: true, force: true });
   }
   await unmountAll(state.dir);
+  if (failure !== undefined) throw failure;
   state.down = true;
   saveState(state);
 }
