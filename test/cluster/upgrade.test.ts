@@ -479,8 +479,10 @@ function evict(rig: NodeRig, name: string) {
         assert.ok(r.tokens > 0, `TokenReviews ${where}`);
         assert.ok(r.access > 0, `SubjectAccessReviews ${where}`);
       }
-      assert.ok(periods.length >= 4, `${periods.length} periods`);
-      assert.ok(samples.length >= 20, `${samples.length} samples`);
+      // However fast the machine, the rollout spans at least one period and a few samples (a
+      // new pod must start and pass its probes while an old one still serves).
+      assert.ok(periods.length >= 2, `${periods.length} periods`);
+      assert.ok(samples.length >= 5, `${samples.length} samples`);
       assert.ok(minPods >= pdb.spec.minAvailable, `ready pods never below the PDB's minimum`);
       assert.ok(minEndpoints >= pdb.spec.minAvailable, `ready endpoints never below it`);
       for (const pod of await vgatePods(rig)) {
