@@ -23,7 +23,20 @@ import {
   type VirtualControlPlane,
 } from "../support/node/virtual-control-plane.js";
 import { bash, userEnv } from "../support/node/vgate-install.js";
+import { containerUsage, type ContainerUsage } from "../support/node/vgate-pods.js";
 import { until } from "../support/until.js";
+
+/** A Kubernetes memory quantity (Mi, Gi, or bytes) in bytes. */
+function bytes(q: string): number {
+  const m = /^(\d+)(Ki|Mi|Gi)?$/.exec(q);
+  if (!m) throw new Error(`unexpected memory quantity ${q}`);
+  return Number(m[1]) * { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, "": 1 }[m[2] ?? ""]!;
+}
+
+/** A Kubernetes CPU quantity ("1", "500m") in millicores. */
+function millicores(q: string): number {
+  return q.endsWith("m") ? Number(q.slice(0, -1)) : Number(q) * 1000;
+}
 
 /** manifests/sync/vcluster.env, as the kustomization reads it. */
 function vclusterEnv(): { name: string; namespace: string; secret: string } {
@@ -641,6 +654,41 @@ function containerInitPid(containerId: string): number {
         "the killed container restarted once in its pod; the replacement never restarted",
       );
       console.log(`      (both Ready ${Date.now() - start} ms after the last failover check)`);
+    });
+
+    it("each replica's CPU and memory, from the kubelet, stay well under the Deployment's limits", async () => {
+      const deployment = JSON.parse(
+        (await rig.kubectl(["-n", VC.namespace, "get", "deployment", "vgate-sync", "-o", "json"]))
+          .stdout,
+      ) as {
+        spec: {
+          template: { spec: { containers: { resources: { limits: Record<string, string> } }[] } };
+        };
+      };
+      const limits = deployment.spec.template.spec.containers[0]!.resources.limits;
+      const memLimit = bytes(limits["memory"]!);
+      const cpuLimit = millicores(limits["cpu"]!);
+      // The kubelet's first stats of a restarted container come a few seconds after it starts.
+      let usage: ContainerUsage[] = [];
+      await until(
+        async () =>
+          (usage = await containerUsage(rig, VC.namespace, "vgate-sync-", "vgate-sync")).length ===
+          2,
+        "the kubelet's stats of both vgate-sync containers",
+        60_000,
+      );
+      for (const u of usage) {
+        console.log(
+          `      ${u.pod}: ${u.millicores.toFixed(0)} m CPU, working set ${(u.workingSetBytes / 2 ** 20).toFixed(0)} MiB ` +
+            `(limits ${limits["cpu"]} CPU, ${limits["memory"]}), after the update streams of the failovers`,
+        );
+        // The sandboxes' children are in the container too: their memory counts against the limit.
+        assert.ok(
+          u.workingSetBytes < (memLimit * 2) / 3,
+          `${u.pod}: working set within 2/3 of the limit`,
+        );
+        assert.ok(u.millicores < cpuLimit, `${u.pod}: CPU under the limit`);
+      }
     });
   },
 );

@@ -101,6 +101,16 @@ interface Summary {
 
 /** The vgate container of each of vgate's pods, from /api/v1/nodes/<node>/proxy/stats/summary. */
 export async function vgateUsage(rig: NodeRig): Promise<ContainerUsage[]> {
+  return containerUsage(rig, VGATE_NAMESPACE, "vgate-", "vgate");
+}
+
+/** The container `container` of each pod in `namespace` named `prefix…`, from the kubelet. */
+export async function containerUsage(
+  rig: NodeRig,
+  namespace: string,
+  prefix: string,
+  container: string,
+): Promise<ContainerUsage[]> {
   const res = await rig.admin.request<Summary>(
     "GET",
     `/api/v1/nodes/${rig.nodeName}/proxy/stats/summary`,
@@ -108,8 +118,8 @@ export async function vgateUsage(rig: NodeRig): Promise<ContainerUsage[]> {
   if (res.status !== 200) throw new Error(`the kubelet's stats summary: ${res.status}`);
   const out: ContainerUsage[] = [];
   for (const p of res.body.pods) {
-    if (p.podRef.namespace !== VGATE_NAMESPACE || !p.podRef.name.startsWith("vgate-")) continue;
-    const c = p.containers?.find((x) => x.name === "vgate");
+    if (p.podRef.namespace !== namespace || !p.podRef.name.startsWith(prefix)) continue;
+    const c = p.containers?.find((x) => x.name === container);
     if (!c?.cpu || !c.memory) continue;
     out.push({
       pod: p.podRef.name,
