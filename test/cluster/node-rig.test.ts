@@ -15,6 +15,7 @@ import {
   type HostState,
 } from "../support/node/host-state.js";
 import { startNodeRig, type NodeRig } from "../support/node/node-rig.js";
+import { NODE_BINARIES } from "../support/node/prerequisites.js";
 import { until } from "../support/until.js";
 
 const run = promisify(execFile);
@@ -126,15 +127,7 @@ async function hostListeners(): Promise<{ address: string; pids: number[] }[]> {
 
   it("keeps every component in its network namespace, with no route out and nothing listening on the host", async () => {
     const procs = rigProcesses({ dir: rig.dir, netnsInode, cgroup: "/nonexistent" });
-    const components = [
-      "etcd",
-      "kube-apiserver",
-      "kube-controller-manager",
-      "kube-scheduler",
-      "kubelet",
-      "kube-proxy",
-      "containerd",
-    ];
+    const components = [...NODE_BINARIES, "containerd"];
     for (const c of components) {
       const line = procs.find((l) => l.split(" ")[1]?.endsWith(`/${c}`) || l.split(" ")[1] === c);
       assert.ok(line, `${c} runs in the rig's namespace (rig processes: ${procs.join("; ")})`);

@@ -29,7 +29,7 @@ import {
   testCa,
   type CertAndKey,
 } from "../kube/pki.js";
-import { supervise, type Supervised } from "../kube/processes.js";
+import { supervise, waitUntil, type Supervised } from "../kube/processes.js";
 import {
   cniConfig,
   containerdConfig,
@@ -126,8 +126,6 @@ function slotAddresses(i: number): Slot {
   };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 async function netnsInode(name: string): Promise<number> {
   return statSync(`/run/netns/${name}`).ino;
 }
@@ -160,26 +158,6 @@ function httpsStatus(url: string, tls: { ca: string; cert: string; key: string }
     req.on("timeout", () => req.destroy());
     req.end();
   });
-}
-
-async function waitFor(
-  what: string,
-  proc: Supervised | undefined,
-  probe: () => Promise<boolean>,
-  timeoutMs: number,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (proc?.exited()) {
-      throw new Error(
-        `${proc.name} exited before ${what}; its log ends:\n${await proc.logTail(30)}`,
-      );
-    }
-    if (await probe().catch(() => false)) return;
-    await sleep(250);
-  }
-  const tail = proc ? `; its log ends:\n${await proc.logTail(30)}` : "";
-  throw new Error(`node rig: no ${what} within ${timeoutMs} ms${tail}`);
 }
 
 export async function startNodeRig(opts: NodeRigOptions): Promise<NodeRig> {
@@ -358,14 +336,14 @@ export async function startNodeRig(opts: NodeRigOptions): Promise<NodeRig> {
         ...apiserverBase,
         ...apiserverExtra,
       ]);
-      await waitFor(
+      await waitUntil(
         "kube-apiserver /readyz",
         p,
         async () => (await httpsStatus(`${url}/readyz`, tls)) === 200,
         timeout,
       );
     };
-    await waitFor(
+    await waitUntil(
       "etcd",
       etcd,
       async () =>
@@ -415,7 +393,7 @@ export async function startNodeRig(opts: NodeRigOptions): Promise<NodeRig> {
     ]);
     const ctr = (args: readonly string[]) =>
       run("ctr", ["--address", sock, "-n", "k8s.io", ...args], { maxBuffer: 16 << 20 });
-    await waitFor(
+    await waitUntil(
       "containerd",
       containerd,
       async () => (await ctr(["version"])).stdout.includes("Server"),
@@ -464,7 +442,7 @@ export async function startNodeRig(opts: NodeRigOptions): Promise<NodeRig> {
       "--v=1",
     ]);
     const admin = new KubeTestClient(url, { ca: ca.cert, client: adminCert });
-    await waitFor(
+    await waitUntil(
       `node ${nodeName} Ready`,
       kubelet,
       async () => {
@@ -486,7 +464,7 @@ export async function startNodeRig(opts: NodeRigOptions): Promise<NodeRig> {
       `--config=${join(dir, "kube-proxy.yaml")}`,
     ]);
     // kube-proxy has synced its rules once it has a NAT rule for the kubernetes Service.
-    await waitFor(
+    await waitUntil(
       "kube-proxy's rules for the kubernetes Service",
       proxy,
       async () =>
@@ -496,9 +474,9 @@ export async function startNodeRig(opts: NodeRigOptions): Promise<NodeRig> {
       timeout,
     );
     // Pods need their namespace's default ServiceAccount (kube-controller-manager makes it).
-    await waitFor(
+    await waitUntil(
       "the default ServiceAccount",
-      procs.get("kube-controller-manager"),
+      procs.get("kube-controller-manager")!,
       async () =>
         (await admin.request("GET", "/api/v1/namespaces/default/serviceaccounts/default"))
           .status === 200,

@@ -19,7 +19,7 @@ import {
   testCa,
   type CertAndKey,
 } from "../kube/pki.js";
-import type { Supervised } from "../kube/processes.js";
+import { waitUntil } from "../kube/processes.js";
 import type { NodeRig } from "./node-rig.js";
 
 export interface VirtualControlPlane {
@@ -44,8 +44,6 @@ export interface VirtualControlPlaneOptions {
   etcdPort?: number;
   timeoutMs?: number;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function startVirtualControlPlane(
   rig: NodeRig,
@@ -85,7 +83,7 @@ export async function startVirtualControlPlane(
     "--unsafe-no-fsync=true",
     "--log-level=warn",
   ]);
-  await waitFor(
+  await waitUntil(
     "virtual etcd",
     etcd,
     async () => (await rig.inNetns("curl", ["-sf", `${etcdUrl}/health`])).stdout.includes("true"),
@@ -113,7 +111,7 @@ export async function startVirtualControlPlane(
   ]);
   const admin = new KubeTestClient(url, { ca: ca.cert, client: adminCert });
   try {
-    await waitFor(
+    await waitUntil(
       "the virtual kube-apiserver's kube-system namespace",
       apiserver,
       async () =>
@@ -158,23 +156,4 @@ export async function startVirtualControlPlane(
     tokenKubeconfig: (path, token, name) =>
       writeKubeconfig(path, { server: url, caPem: ca.cert, name, token }),
   };
-}
-
-async function waitFor(
-  what: string,
-  proc: Supervised,
-  probe: () => Promise<boolean>,
-  timeoutMs: number,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (proc.exited()) {
-      throw new Error(
-        `${proc.name} exited before ${what}; its log ends:\n${await proc.logTail(30)}`,
-      );
-    }
-    if (await probe().catch(() => false)) return;
-    await sleep(250);
-  }
-  throw new Error(`no ${what} within ${timeoutMs} ms; its log ends:\n${await proc.logTail(30)}`);
 }
