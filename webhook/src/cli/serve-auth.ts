@@ -33,6 +33,12 @@ export interface AuthApi {
 export interface AuthRuntime {
   /** Whether the key cache has synced: reviews and the duplicate-key check are answered only then. */
   synced(): boolean;
+  /**
+   * Whether the namespace cache has synced: scoped keys are decided from its labels, so a replica
+   * without it refuses every scoped request (fail closed) and must not be Ready. A kube-apiserver
+   * restart breaks both watches, and their relists back off independently.
+   */
+  namespacesSynced(): boolean;
   /** Feeds the key index; give it to the API client's onAccessKeyChange. */
   onAccessKeyChange(type: ChangeType, name: string): void;
   /** Names other keys stored with the same key (the validating webhook refuses duplicates). */
@@ -129,6 +135,7 @@ export function createAuth(
       if (type === "DELETED") recorder?.forget(name);
     },
     synced: () => keys.synced(),
+    namespacesSynced: () => namespaces.synced(),
     namesWithSameKey: (stored) => index.namesWithSameKey(stored),
     connect: (api) => {
       if (!api) return;

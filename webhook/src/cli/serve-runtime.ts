@@ -249,10 +249,11 @@ function watchTls(
   return () => stops.forEach((stop) => stop());
 }
 
-/** Ready once the API server answers discovery and the access key cache has synced. */
+/** Ready once the API server answers discovery and the key and namespace caches have synced. */
 async function readiness(api: KubeApi, auth: AuthRuntime): Promise<true | string> {
   if (!(await api.ready())) return "the API server has not answered discovery";
   if (!auth.synced()) return "the access keys are not loaded yet";
+  if (!auth.namespacesSynced()) return "the namespace labels are not loaded yet";
   return true;
 }
 
