@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `make kube`: builds the test rig's kube-apiserver and etcd, and the node rig's kubelet,
-# kube-controller-manager, kube-scheduler and kube-proxy, from the Go module proxy, through the
-# committed wrapper modules in apiserver/, node/ and etcd/, into an envtest-style assets directory:
+# `make kube`: builds the test rig's kube-apiserver and etcd, the node rig's kubelet,
+# kube-controller-manager, kube-scheduler and kube-proxy, and vCluster's syncer, from the Go module
+# proxy, through the committed wrapper modules in apiserver/, node/, etcd/ and vcluster/, into an
+# envtest-style assets directory:
 #   ${XDG_CACHE_HOME:-$HOME/.cache}/vgate/kube/<KUBE_VERSION>/{kube-apiserver,etcd,kubelet,...}
 # A binary is rebuilt only when its wrapper module (go.mod, go.sum) or this script changed.
 # KUBEBUILDER_ASSETS, envtest's convention, names a directory that already holds kube-apiserver and
@@ -82,4 +83,10 @@ if [ "${VGATE_KUBE_NODE:-1}" = 1 ]; then
     build "$bin" node "k8s.io/kubernetes/cmd/$bin" "$kube_ldflags"
   done
 fi
-say "ready: $out (Kubernetes $KUBE_VERSION, etcd $ETCD_VERSION)"
+# vCluster's syncer, for the tests that run vgate next to it (make test-cluster). SyncerVersion is
+# what vCluster's own release build stamps; the rig turns its telemetry off in the config.
+if [ "${VGATE_KUBE_VCLUSTER:-${VGATE_KUBE_NODE:-1}}" = 1 ]; then
+  build vcluster vcluster github.com/loft-sh/vcluster/cmd/vcluster \
+    "-s -w -X github.com/loft-sh/vcluster/pkg/telemetry.SyncerVersion=$VCLUSTER_VERSION"
+fi
+say "ready: $out (Kubernetes $KUBE_VERSION, etcd $ETCD_VERSION, vCluster $VCLUSTER_VERSION)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates the wrapper Go modules (apiserver/, node/ and etcd/) for the versions in versions.env.
+# Regenerates the wrapper Go modules (apiserver/, node/, etcd/ and vcluster/) for the versions in versions.env.
 # Maintainers run this after changing a version; `make kube` only builds from the committed
 # go.mod and go.sum files.
 #
@@ -63,3 +63,8 @@ write_module node vgate.local/test/kube/node k8s.io/kubernetes "$KUBE_VERSION" "
 etcd_replaces=$(replaces_from_proxy go.etcd.io/etcd/server/v3 "$ETCD_VERSION" "$ETCD_VERSION")
 write_module etcd vgate.local/test/kube/etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION" \
   "$etcd_replaces" go.etcd.io/etcd/server/v3
+
+# vCluster's syncer: its go.mod has no local replaces (v0.34.0), so the wrapper needs none; it
+# requires k8s.io/kubernetes v1.35 itself, and nothing of it is shared with the binaries above.
+write_module vcluster vgate.local/test/kube/vcluster github.com/loft-sh/vcluster "$VCLUSTER_VERSION" \
+  "" github.com/loft-sh/vcluster/cmd/vcluster
