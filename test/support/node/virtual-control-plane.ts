@@ -3,13 +3,17 @@
 // namespace (NodeRig.startInNetns, so the rig stops them, and its keeper if the run dies) and
 // listening on the node's address at other ports than the host's (etcd 2479/2480 on loopback,
 // kube-apiserver 7443 on the node IP). Pods reach it there, as they reach the node; so does the
-// host, by the rig's route. No controller-manager and no vCluster syncer run: the test plays
-// their part.
+// host, by the rig's route. By default no controller-manager and no vCluster syncer run: the test
+// plays their part. `forVCluster` makes it the control plane vCluster's real syncer expects in front
+// of it (test/support/vcluster/): etcd serving TLS with client certificates (the syncer talks to it
+// directly), a front-proxy CA, the host's service range (the syncer gives virtual Services their
+// host ClusterIPs), no endpoint reconciler (the syncer owns the `kubernetes` Endpoints) and a
+// kube-controller-manager with vCluster's controller list.
 
 import { mkdirSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { kubeBinaries } from "../kube/binaries.js";
+import { kubeBinaries, kubeCacheDir } from "../kube/binaries.js";
 import { KubeTestClient } from "../kube/kube-client.js";
 import { writeKubeconfig } from "../kube/kubeconfig-file.js";
 import {
@@ -26,6 +30,10 @@ export interface VirtualControlPlane {
   /** https://<node IP>:<port> */
   url: string;
   ca: CertAndKey;
+  /** The directory of its certificates, keys (mode 0600) and kubeconfig. */
+  dir: string;
+  /** With forVCluster: the files vCluster's config names (all in `dir`). */
+  files: VirtualFiles;
   /** A system:masters kubeconfig (client certificate), for kubectl from the host. */
   adminKubeconfig: string;
   admin: KubeTestClient;
@@ -43,6 +51,17 @@ export interface VirtualControlPlaneOptions {
   port?: number;
   etcdPort?: number;
   timeoutMs?: number;
+  /** The control plane vCluster's syncer runs against (see the header). */
+  forVCluster?: boolean;
+}
+
+export interface VirtualFiles {
+  caCert: string;
+  caKey: string;
+  frontProxyCaCert: string;
+  etcdUrl: string;
+  etcdClientCert: string;
+  etcdClientKey: string;
 }
 
 export async function startVirtualControlPlane(
@@ -61,17 +80,38 @@ export async function startVirtualControlPlane(
     clientCert(ca, "admin", ["system:masters"]),
   ]);
   const sa = serviceAccountKeys();
+  const tlsEtcd = opts.forVCluster === true;
   const files: Record<string, string> = {
     "ca.crt": ca.cert,
+    "ca.key": ca.key,
     "apiserver.crt": serving.cert,
     "apiserver.key": serving.key,
     "sa.pub": sa.publicPem,
     "sa.key": sa.privatePem,
   };
+  if (tlsEtcd) {
+    const frontProxyCa = await testCa("vgate-virtual-front-proxy-ca");
+    const [etcdServing, etcdClient, frontProxyClient] = await Promise.all([
+      servingCert(ca, ["localhost"]),
+      clientCert(ca, "etcd-client"),
+      clientCert(frontProxyCa, "front-proxy-client"),
+    ]);
+    Object.assign(files, {
+      "etcd-server.crt": etcdServing.cert,
+      "etcd-server.key": etcdServing.key,
+      "etcd-client.crt": etcdClient.cert,
+      "etcd-client.key": etcdClient.key,
+      "front-proxy-ca.crt": frontProxyCa.cert,
+      "front-proxy-client.crt": frontProxyClient.cert,
+      "front-proxy-client.key": frontProxyClient.key,
+    });
+  }
   for (const [name, content] of Object.entries(files)) {
     await writeFile(join(dir, name), content, { mode: 0o600 });
   }
-  const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+  const f = (name: string) => join(dir, name);
+  const scheme = tlsEtcd ? "https" : "http";
+  const etcdUrl = `${scheme}://127.0.0.1:${etcdPort}`;
   const peerUrl = `http://127.0.0.1:${etcdPort + 1}`;
   const etcd = rig.startInNetns("virtual-etcd", bins.etcd, [
     `--data-dir=${join(dir, "etcd")}`,
@@ -82,14 +122,50 @@ export async function startVirtualControlPlane(
     `--initial-cluster=default=${peerUrl}`,
     "--unsafe-no-fsync=true",
     "--log-level=warn",
+    ...(tlsEtcd
+      ? [
+          `--cert-file=${f("etcd-server.crt")}`,
+          `--key-file=${f("etcd-server.key")}`,
+          `--trusted-ca-file=${f("ca.crt")}`,
+          "--client-cert-auth=true",
+        ]
+      : []),
   ]);
+  const etcdTls = tlsEtcd
+    ? ["--cacert", f("ca.crt"), "--cert", f("etcd-client.crt"), "--key", f("etcd-client.key")]
+    : [];
   await waitUntil(
     "virtual etcd",
     etcd,
-    async () => (await rig.inNetns("curl", ["-sf", `${etcdUrl}/health`])).stdout.includes("true"),
+    async () =>
+      (await rig.inNetns("curl", ["-sf", ...etcdTls, `${etcdUrl}/health`])).stdout.includes("true"),
     timeout,
   );
   const url = `https://${rig.nodeIp}:${port}`;
+  const modeArgs = tlsEtcd
+    ? [
+        `--etcd-cafile=${f("ca.crt")}`,
+        `--etcd-certfile=${f("etcd-client.crt")}`,
+        `--etcd-keyfile=${f("etcd-client.key")}`,
+        // vCluster's syncer gives each virtual Service its host copy's ClusterIP, and writes the
+        // `kubernetes` Service's Endpoints itself.
+        `--service-cluster-ip-range=${rig.serviceCidr}`,
+        "--endpoint-reconciler-type=none",
+        `--proxy-client-cert-file=${f("front-proxy-client.crt")}`,
+        `--proxy-client-key-file=${f("front-proxy-client.key")}`,
+        `--requestheader-client-ca-file=${f("front-proxy-ca.crt")}`,
+        "--requestheader-allowed-names=front-proxy-client",
+        "--requestheader-username-headers=X-Remote-User",
+        "--requestheader-group-headers=X-Remote-Group",
+        "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+      ]
+    : [
+        // The virtual cluster's own range: it only allocates ClusterIPs in its etcd; nothing
+        // routes it.
+        "--service-cluster-ip-range=10.0.0.0/24",
+        // No controller-manager makes service-account tokens for pods (none run here).
+        "--disable-admission-plugins=ServiceAccount",
+      ];
   const apiserver = rig.startInNetns("virtual-kube-apiserver", bins.kubeApiserver, [
     `--etcd-servers=${etcdUrl}`,
     `--bind-address=${rig.nodeIp}`,
@@ -99,11 +175,9 @@ export async function startVirtualControlPlane(
     `--tls-cert-file=${join(dir, "apiserver.crt")}`,
     `--tls-private-key-file=${join(dir, "apiserver.key")}`,
     `--client-ca-file=${join(dir, "ca.crt")}`,
-    // The virtual cluster's own range: it only allocates ClusterIPs in its etcd; nothing routes it.
-    "--service-cluster-ip-range=10.0.0.0/24",
+    ...modeArgs,
     "--authorization-mode=RBAC",
-    // No controller-manager makes service-account tokens for pods (none run here).
-    "--disable-admission-plugins=ServiceAccount",
+    "--allow-privileged=true",
     `--service-account-issuer=${url}`,
     `--service-account-key-file=${join(dir, "sa.pub")}`,
     `--service-account-signing-key-file=${join(dir, "sa.key")}`,
@@ -129,9 +203,43 @@ export async function startVirtualControlPlane(
     name: "virtual",
     client: adminCert,
   });
+  if (tlsEtcd) {
+    // vCluster's controller list for its own kube-controller-manager: no node IPAM or lifecycle,
+    // no volume binding (the host does those).
+    rig.startInNetns(
+      "virtual-kube-controller-manager",
+      join(kubeCacheDir(), "kube-controller-manager"),
+      [
+        `--kubeconfig=${adminKubeconfig}`,
+        `--authentication-kubeconfig=${adminKubeconfig}`,
+        `--authorization-kubeconfig=${adminKubeconfig}`,
+        "--bind-address=127.0.0.1",
+        `--secure-port=${port + 2914}`,
+        `--service-account-private-key-file=${f("sa.key")}`,
+        `--root-ca-file=${f("ca.crt")}`,
+        `--cluster-signing-cert-file=${f("ca.crt")}`,
+        `--cluster-signing-key-file=${f("ca.key")}`,
+        "--use-service-account-credentials=true",
+        "--leader-elect=false",
+        `--service-cluster-ip-range=${rig.serviceCidr}`,
+        "--controllers=*,-nodeipam,-nodelifecycle,-persistentvolume-binder,-attachdetach,-persistentvolume-expander,-cloud-node-lifecycle,-ttl",
+        "--node-monitor-grace-period=1h",
+        "--node-monitor-period=1h",
+      ],
+    );
+  }
   return {
     url,
     ca,
+    dir,
+    files: {
+      caCert: f("ca.crt"),
+      caKey: f("ca.key"),
+      frontProxyCaCert: f("front-proxy-ca.crt"),
+      etcdUrl,
+      etcdClientCert: f("etcd-client.crt"),
+      etcdClientKey: f("etcd-client.key"),
+    },
     adminKubeconfig,
     admin,
     serviceAccountToken: async (namespace, name, seconds = 3600) => {
