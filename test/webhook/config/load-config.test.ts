@@ -104,6 +104,35 @@ sync:
     assert.deepEqual(config.namespaces, { enabled: false, mappings: {} });
   });
 
+  it("reads YAML 1.1 scalars as vCluster's go-yaml v2 does (EPS-25)", () => {
+    const config = loadVClusterConfig(
+      "sync:\n  toHost:\n    endpoints:\n      enabled: off\n      patches:\n        - {path: 'yes', expression: value}\n",
+      "v.yaml",
+    );
+    assert.deepEqual(config.endpoints, {
+      enabled: false,
+      patches: [{ path: "yes", expression: "value" }],
+    });
+    assert.equal(
+      loadVClusterConfig("sync: {toHost: {endpoints: {enabled: on}}}", "v").endpoints.enabled,
+      true,
+    );
+    assert.deepEqual(
+      problemsOf(() =>
+        loadVClusterConfig(
+          "sync: {toHost: {endpoints: {patches: [{path: yes, expression: value}]}}}",
+          "v",
+        ),
+      ),
+      ["sync.toHost.endpoints.patches[0].path: must be a string, got boolean"],
+    );
+    const merged = loadVClusterConfig(
+      "sync:\n  fromHost: {nodes: &e {enabled: no}}\n  toHost: {endpoints: {<<: *e, patches: []}}\n",
+      "v.yaml",
+    );
+    assert.equal(merged.endpoints.enabled, false);
+  });
+
   it("YAML errors carry file, line and column", () => {
     assert.deepEqual(
       problemsOf(() => loadVClusterConfig("a: 1\nb: 2\na: 3\n", "vc.yaml")),

@@ -1,5 +1,6 @@
 // Loads vcluster.yaml (YAML or JSON) once, at the edge, into a validated, typed config with
-// vCluster's defaults merged in (docs/reference.md#patch-config). Every command that reads a
+// vCluster's defaults merged in (docs/reference.md#patch-config), reading it as vCluster does
+// (docs/decisions.md EPS-25: YAML 1.1 as go-yaml v2 reads it). Every command that reads a
 // vcluster.yaml (check-config, patch, translate, serve --config) goes through readVClusterConfig:
 // the file is read once, parsed once and validated once.
 import type { Json, JsonObject, PatchSpec } from "../patches/types.js";
@@ -116,7 +117,7 @@ export function loadVClusterConfig(
   fileName: string,
   options: ValidateOptions = {},
 ): VClusterConfig {
-  const parsed = parseYamlDocument(text, fileName);
+  const parsed = parseYamlDocument(text, fileName, "go-yaml-v2");
   if (!parsed.ok) throw new VClusterConfigError(fileName, parsed.problems);
   if (parsed.value === null || parsed.value === undefined) {
     throw new VClusterConfigError(fileName, [
