@@ -95,13 +95,23 @@ sync:
     });
   });
 
-  it("null sections get the defaults", () => {
+  it("a null section loses its defaults, as helm coalesces values (EPS-25)", () => {
+    // Helm removes a key set to null together with the chart's default, so Go reads false.
     const config = loadVClusterConfig(
       "sync:\n  toHost:\n    endpoints:\n    namespaces:\n",
       "v.yaml",
     );
-    assert.deepEqual(config.endpoints, { enabled: true, patches: [] });
+    assert.deepEqual(config.endpoints, { enabled: false, patches: [] });
     assert.deepEqual(config.namespaces, { enabled: false, mappings: {} });
+    assert.deepEqual(config.raw, { sync: { toHost: {} } });
+    for (const text of [
+      "sync:",
+      "sync: {toHost: null}",
+      "sync: {toHost: {endpoints: {enabled: ~}}}",
+    ]) {
+      assert.equal(loadVClusterConfig(text, "v.yaml").endpoints.enabled, false, text);
+    }
+    assert.equal(loadVClusterConfig("sync: {toHost: {}}", "v.yaml").endpoints.enabled, true);
   });
 
   it("reads YAML 1.1 scalars as vCluster's go-yaml v2 does (EPS-25)", () => {
