@@ -95,13 +95,52 @@ sync:
     });
   });
 
-  it("null sections get the defaults", () => {
+  it("a null section loses its defaults, as helm coalesces values (EPS-25)", () => {
+    // Helm removes a key set to null together with the chart's default, so Go reads false.
     const config = loadVClusterConfig(
       "sync:\n  toHost:\n    endpoints:\n    namespaces:\n",
       "v.yaml",
     );
-    assert.deepEqual(config.endpoints, { enabled: true, patches: [] });
+    assert.deepEqual(config.endpoints, { enabled: false, patches: [] });
     assert.deepEqual(config.namespaces, { enabled: false, mappings: {} });
+    assert.deepEqual(config.raw, { sync: { toHost: {} } });
+    for (const text of [
+      "sync:",
+      "sync: {toHost: null}",
+      "sync: {toHost: {endpoints: {enabled: ~}}}",
+    ]) {
+      assert.equal(loadVClusterConfig(text, "v.yaml").endpoints.enabled, false, text);
+    }
+    assert.equal(loadVClusterConfig("sync: {toHost: {}}", "v.yaml").endpoints.enabled, true);
+  });
+
+  it("reads YAML 1.1 scalars as vCluster's go-yaml v2 does (EPS-25)", () => {
+    const config = loadVClusterConfig(
+      "sync:\n  toHost:\n    endpoints:\n      enabled: off\n      patches:\n        - {path: 'yes', expression: value}\n",
+      "v.yaml",
+    );
+    assert.deepEqual(config.endpoints, {
+      enabled: false,
+      patches: [{ path: "yes", expression: "value" }],
+    });
+    assert.equal(
+      loadVClusterConfig("sync: {toHost: {endpoints: {enabled: on}}}", "v").endpoints.enabled,
+      true,
+    );
+    assert.deepEqual(
+      problemsOf(() =>
+        loadVClusterConfig(
+          "sync: {toHost: {endpoints: {patches: [{path: yes, expression: value}]}}}",
+          "v",
+        ),
+      ),
+      ["sync.toHost.endpoints.patches[0].path: must be a string, got boolean"],
+    );
+    const merged = loadVClusterConfig(
+      "sync:\n  fromHost: {nodes: &e {enabled: no}}\n  toHost: {endpoints: {<<: *e, patches: []}}\n",
+      "v.yaml",
+    );
+    assert.equal(merged.endpoints.enabled, false);
   });
 
   it("YAML errors carry file, line and column", () => {

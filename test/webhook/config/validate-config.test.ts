@@ -51,8 +51,28 @@ sync:
     assert.deepEqual(validateVClusterConfig(null), []);
     assert.deepEqual(validateVClusterConfig({}), []);
     assert.deepEqual(
-      validateVClusterConfig(parse("sync:\n  toHost:\n    endpoints:\n      patches:\n")),
+      validateVClusterConfig(parse("sync:\n  toHost:\n    endpoints:\n      enabled:\n")),
       [],
+    );
+    for (const text of ["sync:", "sync: {toHost: ~}", "sync: {toHost: {endpoints: null}}"]) {
+      assert.deepEqual(validateVClusterConfig(parse(text)), [], text);
+    }
+  });
+
+  it("refuses null where the chart has no default (the schema's type) (EPS-25)", () => {
+    assert.deepEqual(
+      validateVClusterConfig(parse("sync:\n  toHost:\n    endpoints:\n      patches:\n")),
+      ["sync.toHost.endpoints.patches: must be an array, got null"],
+    );
+    assert.deepEqual(patches(`- {path: a, expression: null, reverseExpression: value}`), [
+      `${P}[0].expression: must be a string, got null`,
+    ]);
+    assert.deepEqual(
+      patches(`- {path: ~, reference: {apiVersion: v1, kind: Secret, namePath: null}}`),
+      [
+        `${P}[0].path: must be a string, got null`,
+        `${P}[0].reference.namePath: must be a string, got null`,
+      ],
     );
   });
 
@@ -71,11 +91,16 @@ sync:
       assert.deepEqual(patches(`- {path: a, expression: value, reverseExpression: value}`), []);
     });
 
-    it("need to use one of (an empty expression is no expression, null labels are unset)", () => {
+    it("need to use one of (an empty expression is no expression)", () => {
       assert.deepEqual(patches(`- {path: a}`), [
         `${P}[0] need to use one of: expression, labels or reference`,
       ]);
+      assert.deepEqual(patches(`- {path: a, expression: "", reverseExpression: ""}`), [
+        `${P}[0] need to use one of: expression, labels or reference`,
+      ]);
+      // Go would read a null labels as unset, but the chart's schema refuses it first.
       assert.deepEqual(patches(`- {path: a, expression: "", labels: null}`), [
+        `${P}[0].labels: must be an object, got null`,
         `${P}[0] need to use one of: expression, labels or reference`,
       ]);
     });

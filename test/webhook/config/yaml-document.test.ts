@@ -12,6 +12,7 @@ import {
   MAX_DEPTH,
   nestsDeeperThan,
   parseYamlDocument,
+  type YamlDialect,
 } from "../../../webhook/src/config/yaml-document.js";
 
 const SECRET = "hunter2Zq7xSECRET";
@@ -116,13 +117,62 @@ describe("config/yaml-document", () => {
         "a",
         "1",
       );
+      const dialect = fc.constantFrom<YamlDialect>("yaml-1.2", "go-yaml-v2");
       fc.assert(
-        fc.property(fc.array(piece, { maxLength: 40 }), (pieces) => {
-          const r = parseYamlDocument(pieces.join(""), "f.yaml");
-          if (!r.ok) for (const p of r.problems) assert.ok(!p.includes(SECRET), p);
-        }),
-        { numRuns: 2000 },
+        fc.property(
+          fc.array(fc.oneof(piece, fc.constant("<<")), { maxLength: 40 }),
+          dialect,
+          (pieces, d) => {
+            const r = parseYamlDocument(pieces.join(""), "f.yaml", d);
+            if (!r.ok) for (const p of r.problems) assert.ok(!p.includes(SECRET), p);
+          },
+        ),
+        { numRuns: 3000 },
       );
+    });
+  });
+
+  describe("the go-yaml-v2 dialect, for vcluster.yaml (EPS-25)", () => {
+    const go = (text: string) => parseYamlDocument(text, "f.yaml", "go-yaml-v2");
+
+    it("reads plain scalars as go-yaml v2 does, and quoted ones as strings", () => {
+      assert.deepEqual(go("[yes, No, on, OFF, y, ~, 0o17, 1e3, 017, 1_0, .5, 1:20, 2001-12-14]"), {
+        ok: true,
+        value: [true, false, true, false, true, null, 15, 1000, 15, 10, 0.5, "1:20", "2001-12-14"],
+      });
+      assert.deepEqual(go('["yes", \'on\', !!str y, "1e3"]'), {
+        ok: true,
+        value: ["yes", "on", "y", "1e3"],
+      });
+      // YAML 1.2 reads the same text differently: that is the point of the dialect.
+      assert.deepEqual(parseYamlDocument("[yes, 0o17, 017]", "f.yaml"), {
+        ok: true,
+        value: ["yes", 15, 17],
+      });
+    });
+
+    it("merges << keys, explicit keys winning", () => {
+      assert.deepEqual(go("a: &a {p: 1, q: 2}\nb:\n  <<: *a\n  q: 3\n"), {
+        ok: true,
+        value: { a: { p: 1, q: 2 }, b: { p: 1, q: 3 } },
+      });
+      // As in go-yaml v2 (and sigs.k8s.io/yaml after it), a key `y` is the boolean true.
+      assert.deepEqual(go("y: 1\n"), { ok: true, value: { true: 1 } });
+      assert.deepEqual(go(`a:\n  <<: ${SECRET}\n`), {
+        ok: false,
+        problems: ["f.yaml: a merge key (<<) needs a map, an alias of a map, or a list of them"],
+      });
+    });
+
+    it("refuses tags go-yaml v2 would decode into something else, without quoting them", () => {
+      for (const tag of ["!!binary", "!!set", "!!timestamp", `!${SECRET}`]) {
+        assert.deepEqual(
+          go(`a: ${tag} x\n`),
+          { ok: false, problems: ["f.yaml:1:4: unknown tag"] },
+          tag,
+        );
+      }
+      assert.deepEqual(go("a: !!str 1\nb: !!float 1\n"), { ok: true, value: { a: "1", b: 1 } });
     });
   });
 

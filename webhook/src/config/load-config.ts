@@ -1,5 +1,6 @@
 // Loads vcluster.yaml (YAML or JSON) once, at the edge, into a validated, typed config with
-// vCluster's defaults merged in (docs/reference.md#patch-config). Every command that reads a
+// vCluster's defaults merged in (docs/reference.md#patch-config), reading it as vCluster does
+// (docs/decisions.md EPS-25: YAML 1.1 as go-yaml v2 reads it, null as helm coalesces it). Every command that reads a
 // vcluster.yaml (check-config, patch, translate, serve --config) goes through readVClusterConfig:
 // the file is read once, parsed once and validated once.
 import type { Json, JsonObject, PatchSpec } from "../patches/types.js";
@@ -32,36 +33,60 @@ function isObj(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** The object at `key` of `parent`, created (or replacing null) when absent. */
-function child(parent: JsonObject, key: string): JsonObject {
+/**
+ * The object at `key` of `parent` for a key the chart gives a default, as helm coalesces it: an
+ * absent key is created (to take the defaults), and a null one is removed with its defaults, so
+ * that Go reads its zero value (docs/decisions.md EPS-25); null is returned then.
+ */
+function defaulted(parent: JsonObject, key: string): JsonObject | null {
   const existing = Object.hasOwn(parent, key) ? parent[key] : undefined;
   if (isObj(existing)) return existing;
+  if (existing === null) {
+    Reflect.deleteProperty(parent, key);
+    return null;
+  }
   const created: JsonObject = {};
   parent[key] = created;
   return created;
 }
 
-function setDefault(obj: JsonObject, key: string, value: Json): Json {
+/** A default value, as helm coalesces it: set when absent; a null removes the key instead. */
+function setDefault(obj: JsonObject, key: string, value: Json): void {
   const existing = Object.hasOwn(obj, key) ? obj[key] : undefined;
-  if (existing !== undefined && existing !== null) return existing;
-  obj[key] = value;
-  return value;
+  if (existing === null) Reflect.deleteProperty(obj, key);
+  else if (existing === undefined) obj[key] = value;
 }
 
-/** A deep copy of a validated config with vCluster's defaults (chart values.yaml) filled in. */
+/**
+ * A deep copy of a validated config with vCluster's defaults (chart values.yaml) filled in, the
+ * way helm merges them: a key set to null loses its default.
+ */
 function withDefaults(parsed: unknown): JsonObject {
   const raw: JsonObject = isObj(parsed) ? (JSON.parse(JSON.stringify(parsed)) as JsonObject) : {};
-  const toHost = child(child(raw, "sync"), "toHost");
-  const endpoints = child(toHost, "endpoints");
-  setDefault(endpoints, "enabled", true);
-  setDefault(endpoints, "patches", []);
-  const namespaces = child(toHost, "namespaces");
-  setDefault(namespaces, "enabled", false);
-  child(child(namespaces, "mappings"), "byName");
+  const sync = defaulted(raw, "sync");
+  const toHost = sync && defaulted(sync, "toHost");
+  if (toHost === null) return raw;
+  const endpoints = defaulted(toHost, "endpoints");
+  if (endpoints !== null) {
+    setDefault(endpoints, "enabled", true);
+    setDefault(endpoints, "patches", []);
+  }
+  const namespaces = defaulted(toHost, "namespaces");
+  if (namespaces !== null) {
+    setDefault(namespaces, "enabled", false);
+    const mappings = defaulted(namespaces, "mappings");
+    if (mappings !== null) defaulted(mappings, "byName");
+  }
   return raw;
 }
 
-/** A patch entry as PatchSpec: "" expressions are absent (Go `omitempty`), null means unset. */
+/** The object at `key` of `parent`, or an empty one; never changes `parent`. */
+function read(parent: JsonObject, key: string): JsonObject {
+  const value = Object.hasOwn(parent, key) ? parent[key] : undefined;
+  return isObj(value) ? value : {};
+}
+
+/** A patch entry as PatchSpec: "" strings are absent (Go `omitempty`). */
 function toPatchSpec(entry: JsonObject): PatchSpec {
   const spec: PatchSpec = { path: entry["path"] as string };
   const expression = entry["expression"];
@@ -86,11 +111,11 @@ function referenceSpec(ref: JsonObject): NonNullable<PatchSpec["reference"]> {
 }
 
 function typed(raw: JsonObject): VClusterConfig {
-  const toHost = child(child(raw, "sync"), "toHost");
-  const endpoints = child(toHost, "endpoints");
-  const namespaces = child(toHost, "namespaces");
+  const toHost = read(read(raw, "sync"), "toHost");
+  const endpoints = read(toHost, "endpoints");
+  const namespaces = read(toHost, "namespaces");
   const patches = endpoints["patches"];
-  const byName = child(child(namespaces, "mappings"), "byName");
+  const byName = read(read(namespaces, "mappings"), "byName");
   return {
     raw,
     endpoints: {
@@ -116,7 +141,7 @@ export function loadVClusterConfig(
   fileName: string,
   options: ValidateOptions = {},
 ): VClusterConfig {
-  const parsed = parseYamlDocument(text, fileName);
+  const parsed = parseYamlDocument(text, fileName, "go-yaml-v2");
   if (!parsed.ok) throw new VClusterConfigError(fileName, parsed.problems);
   if (parsed.value === null || parsed.value === undefined) {
     throw new VClusterConfigError(fileName, [

@@ -1,4 +1,4 @@
-// Validation of the parts of vcluster.yaml that vgate uses (docs/decisions.md EPS-9;
+// Validation of the parts of vcluster.yaml that vgate uses (docs/decisions.md EPS-9 and EPS-25;
 // docs/reference.md#patch-config and docs/reference.md#patch-config-validation):
 // sync.toHost.endpoints and sync.toHost.namespaces. Every problem is listed; nothing throws.
 // vCluster's own messages (docs/reference.md#patch-config-validation) are kept word for word so
@@ -61,7 +61,10 @@ function wrongType(path: string, expected: string, value: unknown): string {
   return `${path}: must be ${expected}, got ${typeName(value)}`;
 }
 
-/** `value` as an object at `path`; absent or null is "not set" (Go decodes null as nil). */
+/**
+ * `value` as an object at `path`, for a key vCluster's chart gives a default: absent or null is
+ * "not set" (helm's null removes the key and its default; docs/decisions.md EPS-25).
+ */
 function optionalObject(value: unknown, path: string, problems: Problems): Obj | null {
   if (value === undefined || value === null) return null;
   if (isObj(value)) return value;
@@ -69,10 +72,24 @@ function optionalObject(value: unknown, path: string, problems: Problems): Obj |
   return null;
 }
 
-/** A string field that may be absent; "" is the same as absent (Go `omitempty`). */
+/**
+ * `value` as an object at `path`, for a key without a chart default: absent is "not set", null is
+ * the wrong type (helm keeps it, and the chart's schema refuses it; EPS-25).
+ */
+function objectOrAbsent(value: unknown, path: string, problems: Problems): Obj | null {
+  if (value === undefined) return null;
+  if (isObj(value)) return value;
+  problems.push(wrongType(path, "an object", value));
+  return null;
+}
+
+/**
+ * A string field that may be absent; "" is the same as absent (Go `omitempty`). null is the
+ * wrong type: these fields sit in list entries, which helm never coalesces (EPS-25).
+ */
 function optionalString(obj: Obj, key: string, path: string, problems: Problems): string {
   const value = own(obj, key);
-  if (value === undefined || value === null) return "";
+  if (value === undefined) return "";
   if (typeof value === "string") return value;
   problems.push(wrongType(`${path}.${key}`, "a string", value));
   return "";
@@ -108,7 +125,7 @@ function checkExpression(source: string, where: string, problems: Problems): voi
 }
 
 function checkReference(value: unknown, where: string, at: At, problems: Problems): void {
-  const ref = optionalObject(value, where, problems);
+  const ref = objectOrAbsent(value, where, problems);
   if (ref === null) return;
   problems.push(...unknownKeys(ref, at, REFERENCE_KEYS));
   for (const key of ["apiVersion", "kind"]) {
@@ -131,7 +148,7 @@ function checkReference(value: unknown, where: string, at: At, problems: Problem
 }
 
 function checkLabels(value: unknown, where: string, at: At, problems: Problems): void {
-  const labels = optionalObject(value, where, problems);
+  const labels = objectOrAbsent(value, where, problems);
   if (labels === null) return;
   problems.push(...unknownKeys(labels, at, LABELS_KEYS));
 }
@@ -173,7 +190,7 @@ function checkPatch(patch: unknown, i: number, problems: Problems): string | nul
 
 function checkPatchPath(patch: Obj, where: string, problems: Problems): string | null {
   const path = own(patch, "path");
-  if (path === undefined || path === null) {
+  if (path === undefined) {
     problems.push(`${where}.path is required`);
     return null;
   }
@@ -192,7 +209,8 @@ function checkPatchPath(patch: Obj, where: string, problems: Problems): string |
 }
 
 function checkPatches(value: unknown, problems: Problems): void {
-  if (value === undefined || value === null) return;
+  // The chart gives no default list, so helm keeps a null and the schema refuses it (EPS-25).
+  if (value === undefined) return;
   if (!Array.isArray(value)) {
     problems.push(wrongType(`${ENDPOINTS}.patches`, "an array", value));
     return;

@@ -17,10 +17,13 @@ import {
   Lexer,
   LineCounter,
   Parser,
+  type DocumentOptions,
   type ErrorCode,
   type ParseOptions,
+  type SchemaOptions,
   type YAMLError,
 } from "yaml";
+import { goYamlTags } from "./go-yaml-scalars.js";
 
 /** The deepest nesting accepted, as for AdmissionReview bodies (README: deeper than 100 is a 400). */
 export const MAX_DEPTH = 100;
@@ -144,7 +147,24 @@ export function nestsDeeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
-const OPTIONS: ParseOptions = { uniqueKeys: true, prettyErrors: false };
+/**
+ * How plain scalars are read: "yaml-1.2" (YAML 1.2's core schema, for the objects the CLI reads)
+ * or "go-yaml-v2" (YAML 1.1 as vCluster's Go code reads it, with `<<` merge keys: for vcluster.yaml;
+ * config/go-yaml-scalars.ts).
+ */
+export type YamlDialect = "yaml-1.2" | "go-yaml-v2";
+
+const OPTIONS: Record<YamlDialect, ParseOptions & DocumentOptions & SchemaOptions> = {
+  "yaml-1.2": { uniqueKeys: true, prettyErrors: false },
+  "go-yaml-v2": {
+    uniqueKeys: true,
+    prettyErrors: false,
+    version: "1.1",
+    schema: "yaml-1.1",
+    merge: true,
+    customTags: goYamlTags,
+  },
+};
 /** Syntax errors reported at most; garbage input can have one per character. */
 const MAX_REPORTED = 10;
 
@@ -165,7 +185,11 @@ function syntaxProblems(
  * syntax error; duplicate keys, several documents, alias bombs and nesting deeper than MAX_DEPTH
  * are problems too. An empty text (or only comments) is the value null.
  */
-export function parseYamlDocument(text: string, source: string): DocumentOutcome {
+export function parseYamlDocument(
+  text: string,
+  source: string,
+  dialect: YamlDialect = "yaml-1.2",
+): DocumentOutcome {
   const lines = new LineCounter();
   const tokens: CST.Token[] = [];
   const deep = flowTooDeep(text);
@@ -174,9 +198,13 @@ export function parseYamlDocument(text: string, source: string): DocumentOutcome
     tokens.push(token);
   const offset = deep >= 0 ? deep : cstTooDeep(tokens);
   if (offset >= 0) return { ok: false, problems: [`${at(source, lines, offset)}: ${tooDeep}`] };
-  const docs = [...new Composer(OPTIONS).compose(tokens, true, text.length)];
+  const docs = [...new Composer(OPTIONS[dialect]).compose(tokens, true, text.length)];
+  // yaml only warns about a tag it does not know and keeps the text; go-yaml v2 decodes the
+  // standard ones it knows (!!binary, !!set, ...) into other values, so vcluster.yaml refuses them.
+  const unknownTags = (d: (typeof docs)[number]) =>
+    dialect === "go-yaml-v2" ? d.warnings.filter((w) => w.code === "TAG_RESOLVE_FAILED") : [];
   const problems = syntaxProblems(
-    docs.flatMap((d) => d.errors),
+    docs.flatMap((d) => [...d.errors, ...unknownTags(d)]),
     source,
     lines,
   );
@@ -187,9 +215,12 @@ export function parseYamlDocument(text: string, source: string): DocumentOutcome
   try {
     value = docs[0]?.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) ?? null;
   } catch (err) {
-    // toJS throws on too many aliases (a "billion laughs" document) and on overflowing its stack.
-    const why =
-      err instanceof RangeError ? tooDeep : `expands more than ${MAX_ALIAS_COUNT} aliases`;
+    // toJS throws a ReferenceError on too many aliases (a "billion laughs" document), a
+    // RangeError on overflowing its stack, and an Error on a `<<` merge key whose value is not a
+    // map (go-yaml v2 refuses that too).
+    let why = "a merge key (<<) needs a map, an alias of a map, or a list of them";
+    if (err instanceof RangeError) why = tooDeep;
+    else if (err instanceof ReferenceError) why = `expands more than ${MAX_ALIAS_COUNT} aliases`;
     return { ok: false, problems: [`${source}: ${why}`] };
   }
   if (nestsDeeperThan(value, MAX_DEPTH)) return { ok: false, problems: [`${source}: ${tooDeep}`] };
