@@ -95,7 +95,7 @@ sync:
     });
   });
 
-  it("a null section loses its defaults, as helm coalesces values (EPS-25)", () => {
+  it("a null section loses its defaults, as helm coalesces values (EPS-34)", () => {
     // Helm removes a key set to null together with the chart's default, so Go reads false.
     const config = loadVClusterConfig(
       "sync:\n  toHost:\n    endpoints:\n    namespaces:\n",
@@ -114,7 +114,7 @@ sync:
     assert.equal(loadVClusterConfig("sync: {toHost: {}}", "v.yaml").endpoints.enabled, true);
   });
 
-  it("reads YAML 1.1 scalars as vCluster's go-yaml v2 does (EPS-25)", () => {
+  it("reads YAML 1.1 scalars as vCluster's go-yaml v2 does (EPS-34)", () => {
     const config = loadVClusterConfig(
       "sync:\n  toHost:\n    endpoints:\n      enabled: off\n      patches:\n        - {path: 'yes', expression: value}\n",
       "v.yaml",

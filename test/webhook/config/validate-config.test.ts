@@ -59,7 +59,7 @@ sync:
     }
   });
 
-  it("refuses null where the chart has no default (the schema's type) (EPS-25)", () => {
+  it("refuses null where the chart has no default (the schema's type) (EPS-34)", () => {
     assert.deepEqual(
       validateVClusterConfig(parse("sync:\n  toHost:\n    endpoints:\n      patches:\n")),
       ["sync.toHost.endpoints.patches: must be an array, got null"],

@@ -1,7 +1,7 @@
 // vCluster's verdict on a vcluster.yaml, from vCluster's own module (the version test/kube pins):
 // the oracle that test/webhook/config/vcluster-schema-oracle.test.ts holds `vgate check-config` to.
 //
-// vCluster accepts a values file when every one of its readers does (docs/decisions.md EPS-25):
+// vCluster accepts a values file when every one of its readers does (docs/decisions.md EPS-34):
 // 1. helm coalesces the file with the chart's defaults (chart/values.yaml) and validates the result
 //    against chart/values.schema.json. Coalescing (helm pkg/chart/common/util/coalesce.go,
 //    coalesceValues and coalesceTablesFullKey): maps merge, lists and scalars replace, and a null

@@ -9,10 +9,10 @@
 //   blank, whose *Path does not parse, or with apiVersionPath/kindPath/namespacePath but no
 //   namePath; metadata.name or metadata.namespace as a path; two paths equal after normalising
 //   (vCluster compares the text).
-// - EPS-25 (vgate refuses, vCluster accepts): an empty file; a YAML map with a duplicate key (helm
+// - EPS-34 (vgate refuses, vCluster accepts): an empty file; a YAML map with a duplicate key (helm
 //   reads values files with go-yaml v2's non-strict decoder, the last one wins); several YAML
 //   documents (go-yaml v2 reads the first).
-// - EPS-25 (vgate accepts, vCluster v0.34 refuses): keys of other vCluster releases on the way to
+// - EPS-34 (vgate accepts, vCluster v0.34 refuses): keys of other vCluster releases on the way to
 //   sync.toHost.endpoints (root `external` and `sleepMode`, `sync.toHost.gatewayApi`), and every
 //   section off that way, which vgate does not read.
 // vCluster's Go test cases for ValidateAllSyncPatches (pkg/config/validation_test.go:684-750) check
@@ -30,7 +30,7 @@ import { checkConfigFile } from "../../../webhook/src/config/check-config.js";
 import { loadVClusterConfig } from "../../../webhook/src/config/load-config.js";
 import type { PatchSpec } from "../../../webhook/src/patches/types.js";
 import { repoRoot } from "../../support/fixtures.js";
-import { findVClusterModule } from "../../support/vcluster-module.js";
+import { findVClusterModule } from "../../support/vcluster/vcluster-module.js";
 import {
   goPatch,
   goValidatePatches,
@@ -273,7 +273,7 @@ const endpoints = fc.oneof(
   },
 );
 
-/** Keys vCluster v0.34's schema refuses that vgate accepts, as other releases have them (EPS-25). */
+/** Keys vCluster v0.34's schema refuses that vgate accepts, as other releases have them (EPS-34). */
 const OTHER_RELEASES: [string[], string, unknown][] = [
   [[], "sleepMode", {}],
   [[], "external", {}],
@@ -451,7 +451,7 @@ function moduleExamples(dir: string): { files: Example[]; chartTestSets: Example
 
     /** Asserts vgate's answer on `root` against the oracle's; returns both. */
     async function compare(root: Obj, text: string, otherRelease: [string[], string] | null) {
-      // Keys of other releases: vCluster v0.34 refuses them, vgate reads past them (EPS-25).
+      // Keys of other releases: vCluster v0.34 refuses them, vgate reads past them (EPS-34).
       const judged = otherRelease ? deleteAt(root, ...otherRelease) : root;
       const verdict = oracle.judge(judged);
       if (otherRelease) assert.equal(oracle.judge(root).accepted, false, "v0.34 refuses the key");
@@ -512,7 +512,7 @@ function moduleExamples(dir: string): { files: Example[]; chartTestSets: Example
       );
     });
 
-    it("on generated sync.toHost.endpoints configs, vgate accepts exactly what vCluster accepts, but for EPS-9 and EPS-25", async () => {
+    it("on generated sync.toHost.endpoints configs, vgate accepts exactly what vCluster accepts, but for EPS-9 and EPS-34", async () => {
       const tally = { accepted: 0, schema: 0, go: 0, eps9: 0 };
       await fc.assert(
         fc.asyncProperty(config, fc.boolean(), async ({ root, otherRelease }, yaml) => {
@@ -527,7 +527,7 @@ function moduleExamples(dir: string): { files: Example[]; chartTestSets: Example
       for (const count of Object.values(tally)) assert.ok(count >= 25, JSON.stringify(tally));
     });
 
-    it("plain YAML 1.1 scalars mean what go-yaml v2 reads (EPS-25)", async () => {
+    it("plain YAML 1.1 scalars mean what go-yaml v2 reads (EPS-34)", async () => {
       // go-yaml v2's resolve.go: its bool and null lists, Go's ParseInt/ParseUint (base 0, `_`
       // removed) and yamlStyleFloat for numbers, everything else a string (timestamps included).
       const TOKENS: [string, unknown][] = [
@@ -605,7 +605,7 @@ function moduleExamples(dir: string): { files: Example[]; chartTestSets: Example
       assert.ok(accepted >= 40, `accepted ${accepted}`);
     });
 
-    it("EPS-25: where vgate and vCluster differ on purpose", async () => {
+    it("EPS-34: where vgate and vCluster differ on purpose", async () => {
       const endpoints = "sync: {toHost: {endpoints: {patches: [{path: a, expression: value}]}}}\n";
       // An empty file: all defaults to vCluster, almost always the wrong file to vgate.
       assert.equal(oracle.judge(null).accepted, true);
@@ -650,7 +650,7 @@ function moduleExamples(dir: string): { files: Example[]; chartTestSets: Example
         assert.ok(result.ok, `${example.name}: ${result.ok ? "" : result.problems.join("; ")}`);
         const verdict = oracle.judge(parseYaml(example.text, { version: "1.1" }));
         if (verdict.accepted) continue;
-        // v0.34 refuses a few older configs, always off vgate's way (EPS-25).
+        // v0.34 refuses a few older configs, always off vgate's way (EPS-34).
         assert.equal(verdict.goError, null, example.name);
         assert.ok(
           verdict.schemaErrors.every((e) => !onVgatesWay(e)),

@@ -132,7 +132,7 @@ describe("config/yaml-document", () => {
     });
   });
 
-  describe("the go-yaml-v2 dialect, for vcluster.yaml (EPS-25)", () => {
+  describe("the go-yaml-v2 dialect, for vcluster.yaml (EPS-34)", () => {
     const go = (text: string) => parseYamlDocument(text, "f.yaml", "go-yaml-v2");
 
     it("reads plain scalars as go-yaml v2 does, and quoted ones as strings", () => {

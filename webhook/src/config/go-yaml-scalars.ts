@@ -1,4 +1,4 @@
-// How vCluster reads the plain scalars of a vcluster.yaml (docs/decisions.md EPS-25).
+// How vCluster reads the plain scalars of a vcluster.yaml (docs/decisions.md EPS-34).
 //
 // Every reader of a vcluster.yaml on vCluster's side decodes it with go-yaml v2, a YAML 1.1 parser:
 // helm reads values files with sigs.k8s.io/yaml, `vcluster create` merges them with ghodss/yaml,

@@ -1,6 +1,6 @@
 // Loads vcluster.yaml (YAML or JSON) once, at the edge, into a validated, typed config with
 // vCluster's defaults merged in (docs/reference.md#patch-config), reading it as vCluster does
-// (docs/decisions.md EPS-25: YAML 1.1 as go-yaml v2 reads it, null as helm coalesces it). Every command that reads a
+// (docs/decisions.md EPS-34: YAML 1.1 as go-yaml v2 reads it, null as helm coalesces it). Every command that reads a
 // vcluster.yaml (check-config, patch, translate, serve --config) goes through readVClusterConfig:
 // the file is read once, parsed once and validated once.
 import type { Json, JsonObject, PatchSpec } from "../patches/types.js";
@@ -36,7 +36,7 @@ function isObj(value: unknown): value is JsonObject {
 /**
  * The object at `key` of `parent` for a key the chart gives a default, as helm coalesces it: an
  * absent key is created (to take the defaults), and a null one is removed with its defaults, so
- * that Go reads its zero value (docs/decisions.md EPS-25); null is returned then.
+ * that Go reads its zero value (docs/decisions.md EPS-34); null is returned then.
  */
 function defaulted(parent: JsonObject, key: string): JsonObject | null {
   const existing = Object.hasOwn(parent, key) ? parent[key] : undefined;

@@ -1,4 +1,4 @@
-// Validation of the parts of vcluster.yaml that vgate uses (docs/decisions.md EPS-9 and EPS-25;
+// Validation of the parts of vcluster.yaml that vgate uses (docs/decisions.md EPS-9 and EPS-34;
 // docs/reference.md#patch-config and docs/reference.md#patch-config-validation):
 // sync.toHost.endpoints and sync.toHost.namespaces. Every problem is listed; nothing throws.
 // vCluster's own messages (docs/reference.md#patch-config-validation) are kept word for word so
@@ -63,7 +63,7 @@ function wrongType(path: string, expected: string, value: unknown): string {
 
 /**
  * `value` as an object at `path`, for a key vCluster's chart gives a default: absent or null is
- * "not set" (helm's null removes the key and its default; docs/decisions.md EPS-25).
+ * "not set" (helm's null removes the key and its default; docs/decisions.md EPS-34).
  */
 function optionalObject(value: unknown, path: string, problems: Problems): Obj | null {
   if (value === undefined || value === null) return null;
@@ -74,7 +74,7 @@ function optionalObject(value: unknown, path: string, problems: Problems): Obj |
 
 /**
  * `value` as an object at `path`, for a key without a chart default: absent is "not set", null is
- * the wrong type (helm keeps it, and the chart's schema refuses it; EPS-25).
+ * the wrong type (helm keeps it, and the chart's schema refuses it; EPS-34).
  */
 function objectOrAbsent(value: unknown, path: string, problems: Problems): Obj | null {
   if (value === undefined) return null;
@@ -85,7 +85,7 @@ function objectOrAbsent(value: unknown, path: string, problems: Problems): Obj |
 
 /**
  * A string field that may be absent; "" is the same as absent (Go `omitempty`). null is the
- * wrong type: these fields sit in list entries, which helm never coalesces (EPS-25).
+ * wrong type: these fields sit in list entries, which helm never coalesces (EPS-34).
  */
 function optionalString(obj: Obj, key: string, path: string, problems: Problems): string {
   const value = own(obj, key);
@@ -209,7 +209,7 @@ function checkPatchPath(patch: Obj, where: string, problems: Problems): string |
 }
 
 function checkPatches(value: unknown, problems: Problems): void {
-  // The chart gives no default list, so helm keeps a null and the schema refuses it (EPS-25).
+  // The chart gives no default list, so helm keeps a null and the schema refuses it (EPS-34).
   if (value === undefined) return;
   if (!Array.isArray(value)) {
     problems.push(wrongType(`${ENDPOINTS}.patches`, "an array", value));

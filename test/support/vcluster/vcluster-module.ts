@@ -5,7 +5,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { repoRoot } from "./fixtures.js";
+import { repoRoot } from "../fixtures.js";
 
 export const VCLUSTER_MODULE = "github.com/loft-sh/vcluster";
 
