@@ -1,9 +1,13 @@
 // sync.toHost.endpoints.enabled: false (docs/decisions.md EPS-10): nothing is synced, and host
-// copies made earlier are left alone: neither updated nor deleted.
+// copies made earlier are left alone: neither updated nor deleted. With --alongside-vcluster
+// (EPS-25, EPS-26) the switch is vCluster's alone: it must be off, and vgate sync syncs.
 
 import assert from "node:assert/strict";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import type { SyncProcess } from "../../support/sync-rig.js";
-import { sleep, type SyncContext } from "./sync-context.js";
+import { until } from "../../support/until.js";
+import { metric, sleep, type SyncContext } from "./sync-context.js";
 
 const DISABLED = `sync:
   toHost:
@@ -11,9 +15,22 @@ const DISABLED = `sync:
       enabled: false
 `;
 
+/** A vcluster.yaml shared with vCluster's syncer: its Endpoints sync as `endpoints` says. */
+const shared = (endpoints: boolean, prefix: string) => `sync:
+  toHost:
+    endpointSlices:
+      enabled: false
+    endpoints:
+      enabled: ${endpoints}
+      patches:
+        - path: metadata.annotations["example.com/owner"]
+          expression: '"${prefix}-" + value'
+`;
+
 export function enabledTests(ctx: SyncContext): void {
   let disabled: SyncProcess | undefined;
-  after(() => disabled?.stop());
+  let alongside: SyncProcess | undefined;
+  after(() => Promise.all([disabled?.stop(), alongside?.stop()]));
 
   it("enabled: false syncs nothing and leaves existing host copies alone", async () => {
     await ctx.main();
@@ -50,5 +67,38 @@ export function enabledTests(ctx: SyncContext): void {
     assert.deepEqual(await ctx.syncErrors(ns, "new"), [], "no SyncError either");
     await disabled.stop();
     disabled = undefined;
+  });
+
+  it("--alongside-vcluster syncs with vCluster's Endpoints sync off, and refuses a reload that turns it on", async () => {
+    await ctx.stopMain();
+    alongside = await ctx.controller("alongside", shared(false, "kept"), ["--alongside-vcluster"]);
+    const ns = await ctx.namespace();
+    await ctx.syncable(ns, "first", { annotations: { "example.com/owner": "amy" } });
+    await ctx.waitForHost(
+      ns,
+      "first",
+      (h) => h.metadata.annotations?.["example.com/owner"] === "kept-amy",
+    );
+
+    const logBefore = (await alongside.log()).length;
+    await writeFile(join(ctx.rig.dir, "alongside.yaml"), shared(true, "refused"));
+    await until(
+      async () =>
+        /sync\.toHost\.endpoints\.enabled must be false with --alongside-vcluster/.test(
+          (await alongside!.log()).slice(logBefore),
+        ),
+      "the log says why the reload is refused",
+    );
+    await ctx.syncable(ns, "second", { annotations: { "example.com/owner": "bob" } });
+    const host = await ctx.waitForHost(ns, "second");
+    assert.equal(
+      host.metadata.annotations?.["example.com/owner"],
+      "kept-bob",
+      "the last good config",
+    );
+    assert.equal(await metric(alongside, "vgate_sync_config_reloads_total"), 0);
+    assert.ok((await metric(alongside, "vgate_sync_config_reload_errors_total")) >= 1);
+    await alongside.stop();
+    alongside = undefined;
   });
 }

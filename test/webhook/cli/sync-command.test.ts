@@ -48,6 +48,7 @@ describe("vgate sync flags", function () {
       hostKubeconfig: "h.kubeconfig",
       vclusterName: "my-vc",
       vclusterNamespace: "vcluster-my-vc",
+      alongsideVCluster: false,
       targetNamespace: "vcluster-my-vc",
       selfNamespace: undefined,
       referenceSecretTypes: [
@@ -109,6 +110,21 @@ describe("vgate sync flags", function () {
     assert.equal(o.shutdownTimeoutMs, 5000);
     assert.equal(parse("--leader-elect").leaderElection.enabled, true);
     assert.equal(parse("--leader-elect=true").leaderElection.enabled, true);
+  });
+
+  it("--alongside-vcluster: off by default, on as a switch or =true, off with =false", () => {
+    assert.equal(parse().alongsideVCluster, false);
+    assert.equal(parse("--alongside-vcluster").alongsideVCluster, true);
+    assert.equal(parse("--alongside-vcluster=true").alongsideVCluster, true);
+    assert.equal(parse("--alongside-vcluster=false").alongsideVCluster, false);
+    assert.equal(
+      parse("--alongside-vcluster", "--leader-elect=false").leaderElection.enabled,
+      false,
+    );
+    usage(
+      [...REQUIRED, "--alongside-vcluster=yes"],
+      /invalid --alongside-vcluster "yes": true or false/,
+    );
   });
 
   it("--namespace (default $POD_NAMESPACE) and --reference-secret-types; reserved targets refused", () => {
@@ -181,6 +197,7 @@ describe("vgate sync flags", function () {
       "--host-kubeconfig",
       "--vcluster-name",
       "--vcluster-namespace",
+      "--alongside-vcluster",
       "--target-namespace",
       "--namespace",
       "--reference-secret-types",
@@ -245,6 +262,33 @@ describe("vgate sync flags", function () {
     assert.match(r.stderr, /^error: invalid config .*vcluster\.yaml:\n/);
     assert.match(r.stderr, /patches\[0\]/);
     assert.match(r.stderr, /patches\[1\]/);
+  });
+
+  it("--alongside-vcluster with a config that leaves vCluster's Endpoints sync on exits 1, before connecting anywhere", () => {
+    const dir = mkdtempSync(join(tmpdir(), "vgate-sync-flags-"));
+    const config = join(dir, "vcluster.yaml");
+    // The plain config of `vgate sync` alone: vCluster's switches unset, that is on.
+    writeFileSync(config, "sync:\n  toHost:\n    endpoints:\n      patches: []\n");
+    const r = run(
+      `--config=${config}`,
+      `--virtual-kubeconfig=${join(dir, "missing-v")}`,
+      `--host-kubeconfig=${join(dir, "missing-h")}`,
+      "--vcluster-name=vc",
+      "--vcluster-namespace=ns",
+      "--alongside-vcluster",
+    );
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, /^error: invalid config .*vcluster\.yaml:\n/);
+    assert.match(
+      r.stderr,
+      /\n {2}sync\.toHost\.endpoints\.enabled must be false with --alongside-vcluster/,
+    );
+    assert.match(r.stderr, /\n {2}sync\.toHost\.endpointSlices\.enabled must be false/);
+    assert.doesNotMatch(
+      r.stderr,
+      /kubeconfig/,
+      "the config is refused before any kubeconfig is read",
+    );
   });
 
   it("a kubeconfig that cannot be read exits 1 and names the flag", () => {

@@ -55,6 +55,7 @@ import { ReferenceInformers } from "../sync/controller/reference-informers.js";
 import { referenceKinds } from "../sync/controller/references.js";
 import { ResourcePaths } from "../sync/controller/resource-paths.js";
 import { WorkQueue } from "../sync/controller/work-queue.js";
+import { alongsideVClusterProblems } from "../sync/alongside-vcluster.js";
 import { writeGuard, type WriteGuard } from "../sync/controller/write-guard.js";
 
 /** Deadline of one request to either API server (a watch: until its answer starts). */
@@ -423,19 +424,34 @@ async function startLeaderElection(
   undo.push(() => elector.stop());
 }
 
+/**
+ * The config file as vgate sync runs it, at start and on every reload. With --alongside-vcluster
+ * the file is the one vCluster's syncer runs with: it must turn vCluster's Endpoints and
+ * EndpointSlice sync off, and vgate sync then syncs Endpoints all the same (EPS-25, EPS-26).
+ */
+async function loadSyncConfig(opts: SyncOptions): Promise<LoadedVCluster> {
+  const loaded = await loadVCluster(
+    {
+      config: opts.config,
+      "vcluster-name": opts.vclusterName,
+      "vcluster-namespace": opts.vclusterNamespace,
+      namespace: opts.selfNamespace,
+    },
+    "sync",
+  );
+  if (!opts.alongsideVCluster) return loaded;
+  const problems = alongsideVClusterProblems(loaded.vcluster.config);
+  if (problems.length > 0) {
+    throw new CliError(`invalid config ${opts.config}:\n  ${problems.join("\n  ")}`);
+  }
+  return { ...loaded, enabled: true };
+}
+
 async function reloadConfig(c: Controller): Promise<void> {
   const { opts, logger } = c;
   let next: LoadedVCluster;
   try {
-    next = await loadVCluster(
-      {
-        config: opts.config,
-        "vcluster-name": opts.vclusterName,
-        "vcluster-namespace": opts.vclusterNamespace,
-        namespace: opts.selfNamespace,
-      },
-      "sync",
-    );
+    next = await loadSyncConfig(opts);
     const before = c.live.loaded.vcluster.namespaceMappings !== undefined;
     if (before !== (next.vcluster.namespaceMappings !== undefined)) {
       throw new Error(
@@ -513,15 +529,7 @@ async function start(
   hooks: ControllerHooks,
   undo: Undo[],
 ): Promise<RunningController> {
-  const loaded = await loadVCluster(
-    {
-      config: opts.config,
-      "vcluster-name": opts.vclusterName,
-      "vcluster-namespace": opts.vclusterNamespace,
-      namespace: opts.selfNamespace,
-    },
-    "sync",
-  );
+  const loaded = await loadSyncConfig(opts);
   const virtualKc = await loadKube(opts.virtualKubeconfig, "--virtual-kubeconfig");
   const hostKc = await loadHostKube(opts.hostKubeconfig, hooks);
   const runner = await startPatchRunner(loaded, {
@@ -560,6 +568,7 @@ async function start(
       targetNamespace: opts.targetNamespace,
       patches: loaded.patches.length,
       enabled: loaded.enabled,
+      alongsideVCluster: opts.alongsideVCluster,
       probes: servers.probe?.address,
       metrics: servers.metrics?.address,
     },

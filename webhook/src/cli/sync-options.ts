@@ -31,6 +31,12 @@ export interface SyncOptions {
   hostKubeconfig: string | undefined;
   vclusterName: string;
   vclusterNamespace: string;
+  /**
+   * vCluster's own syncer runs next to vgate sync from the same vcluster.yaml, its Endpoints and
+   * EndpointSlice sync turned off there; vgate sync syncs Endpoints regardless of
+   * sync.toHost.endpoints.enabled (docs/decisions.md EPS-25).
+   */
+  alongsideVCluster: boolean;
   /** Where host copies live in single-namespace mode (default: --vcluster-namespace). */
   targetNamespace: string;
   /** The namespace vgate runs in (--namespace, default $POD_NAMESPACE); undefined when unknown. */
@@ -71,7 +77,7 @@ const JITTER_FACTOR = 1.2;
 const REQUIRED = ["config", "virtual-kubeconfig", "vcluster-name", "vcluster-namespace"] as const;
 
 /** Boolean flags that also take `=true` / `=false`, as Go's flag package allows. */
-const BOOLEAN_FLAGS = ["leader-elect"] as const;
+const BOOLEAN_FLAGS = ["leader-elect", "alongside-vcluster"] as const;
 
 /**
  * Go's pflag accepts `--leader-elect=false`; node's parseArgs has no negation, so such arguments
@@ -208,6 +214,7 @@ const OPTIONS = {
   "host-kubeconfig": { type: "string" },
   "vcluster-name": { type: "string" },
   "vcluster-namespace": { type: "string" },
+  "alongside-vcluster": { type: "boolean" },
   "target-namespace": { type: "string" },
   namespace: { type: "string" },
   "reference-secret-types": {
@@ -246,6 +253,7 @@ function parseRaw(args: string[]) {
   return {
     v: parsed.values,
     leaderElect: values["leader-elect"] ?? parsed.values["leader-elect"] ?? true,
+    alongsideVCluster: values["alongside-vcluster"] ?? parsed.values["alongside-vcluster"] ?? false,
   };
 }
 
@@ -291,7 +299,7 @@ export function parseSyncArgs(
   args: string[],
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): SyncOptions | "help" {
-  const { v, leaderElect } = parseRaw(args);
+  const { v, leaderElect, alongsideVCluster } = parseRaw(args);
   if (v.help) return "help";
   const missing = REQUIRED.filter((f) => !v[f]);
   if (missing.length) {
@@ -313,6 +321,7 @@ export function parseSyncArgs(
     hostKubeconfig: v["host-kubeconfig"] || undefined,
     vclusterName: name,
     vclusterNamespace: namespace,
+    alongsideVCluster,
     targetNamespace: checkTarget(v["target-namespace"] ?? namespace, "--target-namespace"),
     selfNamespace: selfNamespace(v.namespace, env),
     referenceSecretTypes: parseSecretTypes(

@@ -11,7 +11,8 @@ import { DEFAULT_REFERENCE_SECRET_TYPES } from "../sync/secret-types.js";
 import { NAMESPACE_FLAG_HELP } from "./vcluster-flags.js";
 
 const HELP = `Sync Endpoints of selector-less Services from a virtual cluster to its host, with the
-sync.toHost.endpoints patches of a vcluster.yaml, as vCluster's Endpoints syncer does.
+sync.toHost.endpoints patches of a vcluster.yaml, as vCluster's Endpoints syncer does, or in
+its place next to vCluster's own syncer (--alongside-vcluster).
 
 Virtual Endpoints (and Services) and host Endpoints are watched; every key goes through a
 rate-limited work queue with retries and exponential backoff. Failures are recorded as Warning
@@ -24,6 +25,13 @@ and vcluster.loft.sh/vcluster-namespace=<vcluster-namespace>, as vCluster labels
 namespaces it creates. A write anywhere else is refused with a SyncError Event that names the
 namespace. Referenced Secrets are copied (and imported) only when their type is allowed.
 
+Next to vCluster's own syncer, run with --alongside-vcluster and the vcluster.yaml vCluster runs
+with, in which sync.toHost.endpoints.enabled and sync.toHost.endpointSlices.enabled are false:
+vCluster's syncer then writes no host Endpoints or EndpointSlices, vgate sync writes the host
+Endpoints of selector-less Services (patched), and the host's EndpointSlice mirroring controller
+makes their EndpointSlices. Without --alongside-vcluster, sync.toHost.endpoints.enabled: false
+stops vgate sync too.
+
 Usage:
   vgate sync --config FILE --virtual-kubeconfig FILE [--host-kubeconfig FILE] --vcluster-name NAME --vcluster-namespace NAMESPACE [flags]
 
@@ -34,6 +42,9 @@ Flags:
                                               run in a pod of the host cluster)
       --vcluster-name string                  Name of the virtual cluster (context.vcluster.name)
       --vcluster-namespace string             Its namespace in the host cluster (context.vcluster.namespace)
+      --alongside-vcluster                    vCluster's syncer runs too, from the same --config with its Endpoints
+                                              and EndpointSlice sync off: sync Endpoints all the same (refused unless
+                                              both are false; default false)
       --target-namespace string               Host namespace of the synced Endpoints in single-namespace mode
                                               (default: --vcluster-namespace)
       --namespace string                      ${NAMESPACE_FLAG_HELP}
@@ -66,6 +77,10 @@ Examples:
   vgate sync --config vcluster.yaml --virtual-kubeconfig virtual.kubeconfig \\
     --host-kubeconfig host.kubeconfig --vcluster-name my-vcluster --vcluster-namespace vcluster-my-vcluster \\
     --leader-elect=false
+
+  # Next to vCluster's syncer, from the vcluster.yaml it runs with
+  vgate sync --config vcluster.yaml --alongside-vcluster --virtual-kubeconfig virtual.kubeconfig \
+    --host-kubeconfig host.kubeconfig --vcluster-name my-vcluster --vcluster-namespace vcluster-my-vcluster
 `;
 
 /** After --shutdown-timeout, how long stopping the informers, Lease and sandbox may take. */

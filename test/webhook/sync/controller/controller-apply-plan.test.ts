@@ -11,6 +11,7 @@ import type { JsonObject } from "../../../../webhook/src/patches/types.js";
 import {
   applyAction,
   applyPlan,
+  FIELD_MANAGER,
   RetryConflict,
   sameSource,
   type Sides,
@@ -41,6 +42,10 @@ function endpoints(
     subsets: [{ addresses: [{ ip: "10.0.0.1" }], ports: [{ port: 80 }] }],
   };
 }
+
+/** The field managers of an object's managedFields. */
+const managers = (o: KubeObject) =>
+  ((o.metadata["managedFields"] as { manager?: string }[] | undefined) ?? []).map((m) => m.manager);
 
 /** A host copy's bookkeeping, as translateEndpointsToHost writes it. */
 function hostCopy(name: string, source: string): JsonObject {
@@ -123,7 +128,7 @@ const ensure = (object: JsonObject): SyncAction => ({
         outcomes.map((o) => [o.side, o.type, o.did, o.ref.namespace, o.ref.name]),
         [["host", "create", "created", HOST_NS, "c1"]],
       );
-      assert.ok(await get("c1"));
+      assert.deepEqual(managers((await get("c1"))!), [FIELD_MANAGER]);
       await assert.rejects(applyAction(create(hostCopy("c1", "c1")), sides, guard), RetryConflict);
 
       await cluster.admin.create({
@@ -200,10 +205,9 @@ const ensure = (object: JsonObject): SyncAction => ({
         guard,
       );
       assert.equal(outcome.did, "updated");
-      assert.equal(
-        ((await get("u1"))!.metadata["labels"] as Record<string, string>)["changed"],
-        "yes",
-      );
+      const updated = (await get("u1"))!;
+      assert.equal((updated.metadata["labels"] as Record<string, string>)["changed"], "yes");
+      assert.ok(managers(updated).includes(FIELD_MANAGER), "the update names vgate sync");
       await assert.rejects(
         applyAction({ type: "update", side: "host", object: stale, reason: "test" }, sides, guard),
         (err: unknown) =>

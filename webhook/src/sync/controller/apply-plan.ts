@@ -9,6 +9,8 @@
 // - delete: DELETE with preconditions.uid, so only the object that was read is deleted; 404 is done.
 // - ensure: POST, or on 409 AlreadyExists, a PUT over the live object when it carries vgate's (or
 //   vCluster's) bookkeeping for the same source; otherwise SyncError.
+// Creates and updates name vgate sync as their field manager (FIELD_MANAGER), so an object's
+// managedFields tell its writes apart from those of vCluster's syncer ("vcluster") or a user's.
 // Failures that concern the one object (400, 403, 422: the object is invalid after patches, or
 // forbidden; 404 on a create: its namespace does not exist) become SyncErrors, recorded as Events;
 // 409s are retried quietly; anything else (5xx, 429, no answer) is retried without an Event.
@@ -28,6 +30,10 @@ import {
 } from "./contracts.js";
 import type { RequestTransport, ResourcePaths } from "./resource-paths.js";
 import type { WriteGuard } from "./write-guard.js";
+
+/** The field manager of every create and update (kube-apiserver's `fieldManager` parameter). */
+export const FIELD_MANAGER = "vgate-sync";
+const AS_MANAGER = `?fieldManager=${FIELD_MANAGER}`;
 
 /** A write lost a race (409 Conflict, or an object gone or there already): retry, no Event. */
 export class RetryConflict extends Error {
@@ -126,7 +132,8 @@ async function update(
   if (!resourceVersionOf(object)) {
     throw new Error(`update of ${describe(side, ref)} without metadata.resourceVersion`);
   }
-  const res = await access.transport.request("PUT", await access.paths.object(ref), object);
+  const path = (await access.paths.object(ref)) + AS_MANAGER;
+  const res = await access.transport.request("PUT", path, object);
   if (res.status === 200) return;
   if (res.status === 409 || res.status === 404) {
     throw new RetryConflict(`update of ${describe(side, ref)}: ${answerError(res).message}`);
@@ -171,7 +178,7 @@ async function ensure(
 
 async function post(access: SideAccess, object: JsonObject, ref: ObjectRef): Promise<KubeResponse> {
   const collection = await access.paths.collection(ref.apiVersion, ref.kind, ref.namespace);
-  return access.transport.request("POST", collection, object);
+  return access.transport.request("POST", collection + AS_MANAGER, object);
 }
 
 async function read(access: SideAccess, side: Side, ref: ObjectRef): Promise<JsonObject | null> {

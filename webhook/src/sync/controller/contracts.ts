@@ -61,7 +61,10 @@ export interface SyncPlan {
 export interface ReconcileDeps {
   /** The vCluster the controller syncs for; `targetNamespace` defaults to `namespace`. */
   vcluster: VClusterInfo & { targetNamespace?: string };
-  /** sync.toHost.endpoints.enabled of the current config: false plans nothing at all. */
+  /**
+   * sync.toHost.endpoints.enabled of the current config (always true with --alongside-vcluster,
+   * where the switch is vCluster's: EPS-25): false plans nothing at all.
+   */
   enabled: boolean;
   /** The current config's patches in the sandbox (cli/patch-runner.ts). */
   run: PatchRunner;
