@@ -228,6 +228,46 @@ describe("sync/translate-endpoints", () => {
       });
     });
 
+    // The differences test/cluster/vcluster-translation.test.ts found against vCluster v0.34.0's
+    // own syncer; each test below is one of them.
+    it("keeps the virtual object's managed-labels annotation, without listing it", () => {
+      const v: JsonObject = {
+        metadata: {
+          name: "db",
+          namespace: "default",
+          annotations: {
+            [BOOKKEEPING_ANNOTATIONS.managedLabels]: "x\ny",
+            [BOOKKEEPING_ANNOTATIONS.managedAnnotations]: "spoofed",
+            "vcluster.loft.sh/other": "o",
+          },
+        },
+      };
+      const ann = (translateEndpointsToHost(v, vc)["metadata"] as JsonObject)[
+        "annotations"
+      ] as JsonObject;
+      assert.equal(ann[BOOKKEEPING_ANNOTATIONS.managedLabels], "x\ny");
+      assert.equal(ann[BOOKKEEPING_ANNOTATIONS.managedAnnotations], "vcluster.loft.sh/other");
+    });
+
+    it("a Pod targetRef without a namespace keeps none; one without a name loses both", () => {
+      const v: JsonObject = {
+        metadata: { name: "db", namespace: "ns-a" },
+        subsets: [
+          {
+            addresses: [
+              { ip: "10.9.0.2", targetRef: { kind: "Pod", namespace: "ns-a", uid: "u" } },
+              { ip: "10.9.0.3", targetRef: { kind: "Pod", name: "nons", resourceVersion: "4" } },
+            ],
+          },
+        ],
+      };
+      const subset = (translateEndpointsToHost(v, vc)["subsets"] as JsonObject[])[0]!;
+      assert.deepEqual(subset["addresses"], [
+        { ip: "10.9.0.2", targetRef: { kind: "Pod" } },
+        { ip: "10.9.0.3", targetRef: { kind: "Pod", name: "nons-x--x-my-vcluster" } },
+      ]);
+    });
+
     it("survives wrong types without crashing", () => {
       const odd = {
         metadata: { name: "x", namespace: 5, labels: ["a"], annotations: { ok: "1", bad: 2 } },

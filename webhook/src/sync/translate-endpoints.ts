@@ -28,9 +28,16 @@ export const ENDPOINTS_KIND = "/v1, Kind=Endpoints";
 /** Stripped by the Endpoints syncer: leader election state must not leak to the host. */
 export const EXCLUDED_ANNOTATION = "control-plane.alpha.kubernetes.io/leader";
 
-/** Never copied from the virtual object: only vCluster itself may set them on the host. */
+/**
+ * Never copied from the virtual object: only vCluster itself sets them on the host. `managed-labels`
+ * is not among them: HostAnnotations keeps the virtual object's value (applyAnnotations copies its
+ * excluded keys from the target map, which on create is the virtual object's copy), without
+ * listing it in `managed-annotations`.
+ */
 const NOT_COPIED = new Set<string>([
-  ...Object.values(BOOKKEEPING_ANNOTATIONS),
+  ...Object.values(BOOKKEEPING_ANNOTATIONS).filter(
+    (key) => key !== BOOKKEEPING_ANNOTATIONS.managedLabels,
+  ),
   EXCLUDED_ANNOTATION,
 ]);
 
@@ -117,7 +124,9 @@ function hostAnnotations(
     ([key]) => !NOT_COPIED.has(key),
   );
   const out = new Map<string, string>(copied);
-  const managed = sortedKeys(Object.fromEntries(copied));
+  const managed = sortedKeys(Object.fromEntries(copied)).filter(
+    (key) => key !== BOOKKEEPING_ANNOTATIONS.managedLabels,
+  );
   if (managed.length > 0) out.set(BOOKKEEPING_ANNOTATIONS.managedAnnotations, managed.join("\n"));
   out.set(BOOKKEEPING_ANNOTATIONS.name, virtual.name);
   out.set(BOOKKEEPING_ANNOTATIONS.namespace, virtual.namespace);
@@ -148,6 +157,29 @@ function podTargetRef(address: Json, rewrite: (ref: JsonObject) => void): void {
 }
 
 /**
+ * mappings.VirtualToHost for a Pod: its host name and namespace. A targetRef without a namespace
+ * keeps none (HostNamespace("") is ""), and its name is still made with the empty namespace
+ * (`pod-x--x-vc`); one without a name gets neither (HostName of "" is empty). Go's empty strings
+ * are omitted on the wire, so the keys are removed.
+ */
+function translatePodRef(ref: JsonObject, vc: EndpointsVCluster): void {
+  const name = ownString(ref, "name");
+  const namespace = ownString(ref, "namespace");
+  const pod =
+    name === ""
+      ? { name: "", namespace: "" }
+      : namespace === ""
+        ? { name: hostName(name, "", vc.name), namespace: "" }
+        : hostNameAndNamespace(name, namespace, vc);
+  if (pod.name === "") delete ref["name"];
+  else ref["name"] = pod.name;
+  if (pod.namespace === "") delete ref["namespace"];
+  else ref["namespace"] = pod.namespace;
+  delete ref["uid"];
+  delete ref["resourceVersion"];
+}
+
+/**
  * translateEndpointsToHost: the host Endpoints vCluster creates for `virtual`
  * (docs/reference.md#endpoints-syncer-create steps 1-5), before patches run. The input is not
  * modified.
@@ -173,15 +205,7 @@ export function translateEndpointsToHost(virtual: JsonObject, vc: EndpointsVClus
   // An unlabelled virtual object still gets the marker: IsManaged needs it on the host.
   hostMeta.set("labels", hostLabelsMap(vLabels, null, vNamespace, true, scope) ?? {});
   out["metadata"] = Object.fromEntries(hostMeta);
-  forEachPodTargetRef(out, (ref) => {
-    // The Endpoints controller always fills targetRef.namespace; fall back to the object's.
-    const podNamespace = ownString(ref, "namespace") || vNamespace;
-    const pod = hostNameAndNamespace(ownString(ref, "name"), podNamespace, vc);
-    ref["name"] = pod.name;
-    ref["namespace"] = pod.namespace;
-    delete ref["uid"];
-    delete ref["resourceVersion"];
-  });
+  forEachPodTargetRef(out, (ref) => translatePodRef(ref, vc));
   return out;
 }
 
