@@ -4,6 +4,7 @@ import type { JsonObject } from "../../../webhook/src/patches/types.js";
 import {
   BOOKKEEPING_ANNOTATIONS,
   isSyncedHostEndpoints,
+  ownerServiceFor,
   rebuildVirtualFromHost,
   translateEndpointsToHost,
   virtualRefFromHost,
@@ -266,6 +267,46 @@ describe("sync/translate-endpoints", () => {
         { ip: "10.9.0.2", targetRef: { kind: "Pod" } },
         { ip: "10.9.0.3", targetRef: { kind: "Pod", name: "nons-x--x-my-vcluster" } },
       ]);
+    });
+
+    it("names vCluster's Service as owner, a controller when the virtual object has one", () => {
+      const owner = { uid: "80b1eb85-6bb8-46d6-bd20-efe54741c2be" };
+      const ownerRef = (controller: boolean) => [
+        { apiVersion: "v1", kind: "Service", name: "my-vcluster", uid: owner.uid, controller },
+      ];
+      const refsOf = (host: JsonObject) => (host["metadata"] as JsonObject)["ownerReferences"];
+      // virtualEndpoints() has a controller owner reference.
+      assert.deepEqual(
+        refsOf(translateEndpointsToHost(virtualEndpoints(), vc, { owner })),
+        ownerRef(true),
+      );
+      const plain: JsonObject = { metadata: { name: "db", namespace: "default" } };
+      assert.deepEqual(refsOf(translateEndpointsToHost(plain, vc, { owner })), ownerRef(false));
+      // Without the Service's uid, with setOwner false, in multi-namespace mode, or outside the
+      // Service's namespace: none.
+      assert.equal(refsOf(translateEndpointsToHost(plain, vc)), undefined);
+      const noOwner = { ...vc, config: { experimental: { syncSettings: { setOwner: false } } } };
+      assert.equal(refsOf(translateEndpointsToHost(plain, noOwner, { owner })), undefined);
+      const multi = { ...vc, config: { sync: { toHost: { namespaces: { enabled: true } } } } };
+      assert.equal(refsOf(translateEndpointsToHost(plain, multi, { owner })), undefined);
+      const elsewhere = { ...vc, targetNamespace: "tenants" };
+      assert.equal(refsOf(translateEndpointsToHost(plain, elsewhere, { owner })), undefined);
+    });
+
+    it("ownerServiceFor: the vCluster's Service unless setOwner is false or namespaces are synced", () => {
+      assert.deepEqual(ownerServiceFor(vc), {
+        namespace: "vcluster-my-vcluster",
+        name: "my-vcluster",
+      });
+      const on = { ...vc, config: { experimental: { syncSettings: { setOwner: true } } } };
+      assert.deepEqual(ownerServiceFor(on), {
+        namespace: "vcluster-my-vcluster",
+        name: "my-vcluster",
+      });
+      const off = { ...vc, config: { experimental: { syncSettings: { setOwner: false } } } };
+      assert.equal(ownerServiceFor(off), null);
+      const multi = { ...vc, config: { sync: { toHost: { namespaces: { enabled: true } } } } };
+      assert.equal(ownerServiceFor(multi), null);
     });
 
     it("survives wrong types without crashing", () => {

@@ -58,6 +58,19 @@ export const RESET_METADATA: readonly string[] = [
 
 type EndpointsVCluster = VClusterInfo & { targetNamespace?: string };
 
+/** The uid of vCluster's own Service on the host (`<vCluster name>` in its namespace). */
+export interface OwnerService {
+  uid: string;
+}
+
+export interface TranslateOptions {
+  /**
+   * vCluster's Service, when it exists: the host copy names it as owner where vCluster's syncer
+   * does (ownerServiceFor). Without it the copy has no ownerReferences.
+   */
+  owner?: OwnerService;
+}
+
 function isObject(value: Json | undefined): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -110,6 +123,55 @@ export function hostNameAndNamespace(
   const mapped = vc.namespaceMappings ? mapNamespaceToHost(ns, vc.namespaceMappings) : null;
   if (mapped !== null) return { name, namespace: mapped };
   return { name: hostName(name, ns, vc.name), namespace: targetNamespaceOf(vc) };
+}
+
+function configFlag(config: Json, path: readonly string[]): Json | undefined {
+  let value: Json | undefined = config;
+  for (const key of path) value = isObject(value) ? ownField(value, key) : undefined;
+  return value;
+}
+
+/**
+ * The Service vCluster names as the owner of the host objects it creates (translate.Owner, set at
+ * start by SetGlobalOwner): its own Service, `<vCluster name>` in its namespace. None when
+ * `experimental.syncSettings.setOwner` is false (the chart's default is true) or in multi-namespace
+ * mode (`sync.toHost.namespaces.enabled`), where owner references would cross namespaces.
+ */
+export function ownerServiceFor(vc: EndpointsVCluster): { namespace: string; name: string } | null {
+  if (configFlag(vc.config, ["experimental", "syncSettings", "setOwner"]) === false) return null;
+  if (configFlag(vc.config, ["sync", "toHost", "namespaces", "enabled"]) === true) return null;
+  return { namespace: vc.namespace, name: vc.name };
+}
+
+/** GetControllerOf: whether one of the object's owner references is its controller. */
+function hasController(meta: JsonObject): boolean {
+  const refs = ownField(meta, "ownerReferences");
+  return Array.isArray(refs) && refs.some((r) => isObject(r) && ownField(r, "controller") === true);
+}
+
+/**
+ * translate.GetOwnerReference: vCluster's Service as the only owner, a controller when the
+ * virtual object has a controller. Only in the owner's namespace: the garbage collector resolves an
+ * owner in its dependent's namespace, and would delete a copy elsewhere as orphaned.
+ */
+function hostOwnerReferences(
+  virtualMeta: JsonObject,
+  hostNamespace: string,
+  vc: EndpointsVCluster,
+  owner: OwnerService | undefined,
+): JsonObject[] | null {
+  const service = ownerServiceFor(vc);
+  if (owner === undefined || owner.uid === "" || service === null) return null;
+  if (service.namespace !== hostNamespace) return null;
+  return [
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      name: service.name,
+      uid: owner.uid,
+      controller: hasController(virtualMeta),
+    },
+  ];
 }
 
 function sortedKeys(map: Record<string, string>): string[] {
@@ -184,7 +246,11 @@ function translatePodRef(ref: JsonObject, vc: EndpointsVCluster): void {
  * (docs/reference.md#endpoints-syncer-create steps 1-5), before patches run. The input is not
  * modified.
  */
-export function translateEndpointsToHost(virtual: JsonObject, vc: EndpointsVCluster): JsonObject {
+export function translateEndpointsToHost(
+  virtual: JsonObject,
+  vc: EndpointsVCluster,
+  opts: TranslateOptions = {},
+): JsonObject {
   const out = deepCopy(virtual);
   const meta = ownObject(out, "metadata");
   const vName = ownString(meta, "name");
@@ -204,6 +270,8 @@ export function translateEndpointsToHost(virtual: JsonObject, vc: EndpointsVClus
   hostMeta.set("annotations", annotations);
   // An unlabelled virtual object still gets the marker: IsManaged needs it on the host.
   hostMeta.set("labels", hostLabelsMap(vLabels, null, vNamespace, true, scope) ?? {});
+  const owners = hostOwnerReferences(meta, host.namespace, vc, opts.owner);
+  if (owners !== null) hostMeta.set("ownerReferences", owners);
   out["metadata"] = Object.fromEntries(hostMeta);
   forEachPodTargetRef(out, (ref) => translatePodRef(ref, vc));
   return out;

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "mocha";
 import { hostName, hostNameShort } from "../../../../webhook/src/patches/host-names.js";
 import type { JsonObject } from "../../../../webhook/src/patches/types.js";
+import { KubeError } from "../../../../webhook/src/api/status.js";
 import { SyncError, type SyncAction } from "../../../../webhook/src/sync/controller/contracts.js";
 import {
   hostKeyFor,
@@ -366,5 +367,51 @@ describe("sync/controller/reconcile: gate, create, delete", function () {
       (await reconcileEndpoints(world.state(key, runner.vcluster), world.deps(runner))).actions,
       [],
     );
+  });
+
+  // Differences test/cluster/vcluster-translation.test.ts found against vCluster v0.34.0's syncer.
+  describe("as vCluster's own syncer does", () => {
+    it("the copy names the vCluster's Service as owner; none when it does not exist; a 403 warns", async () => {
+      const ownerRefsOf = async (world: World) => {
+        const plan = await reconcileEndpoints(
+          world.state(key, runner.vcluster),
+          world.deps(runner),
+        );
+        const created = plan.actions.find((a) => a.type === "create");
+        assert.ok(created && created.type === "create");
+        return { refs: (created.object.metadata as JsonObject).ownerReferences, plan };
+      };
+      const world = new World();
+      world.virtual.put(virtualEndpoints("team", "db"));
+      world.virtual.put(service("team", "db"));
+      assert.equal((await ownerRefsOf(world)).refs, undefined);
+      const vcService = world.host.put(service(VC_NAMESPACE, VC_NAME));
+      const uid = (vcService.metadata as { uid: string }).uid;
+      assert.deepEqual((await ownerRefsOf(world)).refs, [
+        { apiVersion: "v1", kind: "Service", name: VC_NAME, uid, controller: false },
+      ]);
+      const forbidden = new World();
+      forbidden.virtual.put(virtualEndpoints("team", "db"));
+      forbidden.virtual.put(service("team", "db"));
+      const deps = forbidden.deps(runner);
+      const denied = {
+        ...deps,
+        get: () => Promise.reject(new KubeError(403, "Forbidden", "services is forbidden")),
+      };
+      const plan = await reconcileEndpoints(forbidden.state(key, runner.vcluster), denied);
+      const created = plan.actions.find((a) => a.type === "create");
+      assert.ok(created && created.type === "create");
+      assert.equal((created.object.metadata as JsonObject).ownerReferences, undefined);
+      assert.ok(plan.warnings.some((w) => w.includes("no owner reference")));
+      // Any other failure to read it fails the key, to be retried.
+      const down = {
+        ...deps,
+        get: () => Promise.reject(new KubeError(503, "ServiceUnavailable", "")),
+      };
+      await assert.rejects(
+        reconcileEndpoints(forbidden.state(key, runner.vcluster), down),
+        KubeError,
+      );
+    });
   });
 });

@@ -23,6 +23,7 @@
 // (docs/reference.md#endpoints-syncer-delete).
 
 import { isDeepStrictEqual } from "node:util";
+import { KubeError } from "../../api/status.js";
 import {
   ControllerLabel,
   MarkerLabel,
@@ -44,7 +45,9 @@ import {
   BOOKKEEPING_ANNOTATIONS,
   ENDPOINTS_KIND,
   hostNameAndNamespace,
+  ownerServiceFor,
   translateEndpointsToHost,
+  type OwnerService,
 } from "../translate-endpoints.js";
 import {
   keyString,
@@ -323,7 +326,12 @@ async function planCreate(
   deps: ReconcileDeps,
 ): Promise<SyncPlan> {
   const source = withoutSnapshot(virtual);
-  const translated = translateEndpointsToHost(source, deps.vcluster);
+  const owner = await ownerService(deps);
+  const translated = translateEndpointsToHost(
+    source,
+    deps.vcluster,
+    owner.uid === undefined ? {} : { owner: { uid: owner.uid } },
+  );
   // On create the whole object is the change set (docs/reference.md#patch-change-sets).
   const patched = await runPatches(deps, key, translated, {
     direction: "toHost",
@@ -349,8 +357,32 @@ async function planCreate(
       ...refs.actions,
       { type: "create", side: "host", object: host, reason: "virtual object has no host copy" },
     ],
-    warnings: [...patched.warnings, ...refs.warnings],
+    warnings: [...owner.warnings, ...patched.warnings, ...refs.warnings],
   };
+}
+
+/**
+ * vCluster's own Service on the host, which its syncer names as the owner of every copy it makes
+ * (docs/decisions.md#eps-31), read at each create. A Service that does not exist (vgate sync
+ * without a vCluster) gives no owner; one vgate may not read gives none, with a warning.
+ */
+async function ownerService(
+  deps: ReconcileDeps,
+): Promise<{ uid?: OwnerService["uid"]; warnings: string[] }> {
+  const ref = ownerServiceFor(deps.vcluster);
+  if (ref === null) return { warnings: [] };
+  try {
+    const service = await deps.get("host", { apiVersion: "v1", kind: "Service", ...ref });
+    const uid = service === null ? "" : str(meta(service).uid);
+    return uid === "" ? { warnings: [] } : { uid, warnings: [] };
+  } catch (err) {
+    if (!(err instanceof KubeError) || err.code !== 403) throw err;
+    return {
+      warnings: [
+        `cannot read the vCluster's Service ${ref.namespace}/${ref.name} on the host (forbidden): the host copy gets no owner reference; grant get on services (manifests/sync/rbac-host.yaml)`,
+      ],
+    };
+  }
 }
 
 // ---- update ----
