@@ -337,6 +337,27 @@ describe("vgate check-config / patch / translate / bench", function () {
     );
   });
 
+  it("translate refuses an object vCluster's syncer leaves to another controller", () => {
+    const r = run(
+      ["translate", "--config", example("vcluster.yaml"), ...vc, "-"],
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Endpoints",
+        metadata: {
+          name: "db",
+          namespace: "default",
+          labels: { "vcluster.loft.sh/controlled-by": "someone" },
+        },
+      }),
+    );
+    assert.equal(r.status, 1);
+    assert.equal(r.stdout, "");
+    assert.match(
+      r.stderr,
+      /creates no host object for this Endpoints: it is labelled vcluster.loft.sh\/controlled-by=someone/,
+    );
+  });
+
   it("translate rejects objects that are not Endpoints", () => {
     const r = run(
       ["translate", "--config", example("vcluster.yaml"), ...vc, "-"],

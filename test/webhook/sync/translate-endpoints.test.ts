@@ -3,6 +3,7 @@ import { describe, it } from "mocha";
 import type { JsonObject } from "../../../webhook/src/patches/types.js";
 import {
   BOOKKEEPING_ANNOTATIONS,
+  controlledElsewhere,
   isSyncedHostEndpoints,
   ownerServiceFor,
   rebuildVirtualFromHost,
@@ -307,6 +308,20 @@ describe("sync/translate-endpoints", () => {
       assert.equal(ownerServiceFor(off), null);
       const multi = { ...vc, config: { sync: { toHost: { namespaces: { enabled: true } } } } };
       assert.equal(ownerServiceFor(multi), null);
+    });
+
+    it("controlledElsewhere: a controlled-by label, or an annotation naming another syncer", () => {
+      const withMeta = (meta: JsonObject): JsonObject => ({ metadata: { name: "db", ...meta } });
+      const key = "vcluster.loft.sh/controlled-by";
+      assert.equal(controlledElsewhere(virtualEndpoints()), null);
+      assert.match(controlledElsewhere(withMeta({ labels: { [key]: "c" } }))!, /labelled/);
+      assert.equal(controlledElsewhere(withMeta({ labels: { [key]: "" } })), null);
+      assert.match(
+        controlledElsewhere(withMeta({ annotations: { [key]: "other" } }))!,
+        /annotated/,
+      );
+      assert.equal(controlledElsewhere(withMeta({ annotations: { [key]: "endpoints" } })), null);
+      assert.equal(controlledElsewhere(withMeta({ annotations: { [key]: "" } })), null);
     });
 
     it("survives wrong types without crashing", () => {

@@ -20,7 +20,8 @@ The result has vCluster's host name (NAME-x-NAMESPACE-x-VCLUSTER), the bookkeepi
 labels, Pod targetRefs translated to their host names, and then the sync.toHost.endpoints patches
 applied (expression, reference and labels patches; virtual -> host). With --vcluster-service-uid it
 also has the owner reference vCluster's syncer sets (experimental.syncSettings.setOwner, true by
-default).
+default). An object vCluster's syncer leaves alone (labelled vcluster.loft.sh/controlled-by, or
+annotated so for another syncer) is an error.
 
 Usage:
   vgate translate --config FILE --vcluster-name N --vcluster-namespace NS [flags] [INPUT|-]
@@ -62,7 +63,14 @@ export const translateCommand: Command = {
         `translate takes a v1 Endpoints object, got ${JSON.stringify(virtual.kind ?? null)} in ${JSON.stringify(virtual.apiVersion ?? null)}`,
       );
     }
-    const { translateEndpointsToHost } = await import("../sync/translate-endpoints.js");
+    const { controlledElsewhere, translateEndpointsToHost } =
+      await import("../sync/translate-endpoints.js");
+    const excluded = controlledElsewhere(virtual as never);
+    if (excluded !== null) {
+      throw new CliError(
+        `vCluster's syncer creates no host object for this Endpoints: ${excluded}, which leaves it to another controller`,
+      );
+    }
     const uid = v["vcluster-service-uid"];
     const host = translateEndpointsToHost(
       virtual as never,

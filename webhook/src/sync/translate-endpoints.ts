@@ -3,6 +3,7 @@
 // from a host object's bookkeeping annotations.
 import { hostName, mapNamespaceToHost } from "../patches/host-names.js";
 import {
+  ControllerLabel,
   hostLabelsMap,
   type LabelScope,
   MarkerLabel,
@@ -40,6 +41,9 @@ const NOT_COPIED = new Set<string>([
   ),
   EXCLUDED_ANNOTATION,
 ]);
+
+/** The syncer's name (NewGenericTranslator): a controlled-by annotation naming it is its own. */
+export const ENDPOINTS_SYNCER_NAME = "endpoints";
 
 /** Reset on the host copy (translate.HostMetadata): they belong to the virtual object. */
 export const RESET_METADATA: readonly string[] = [
@@ -123,6 +127,22 @@ export function hostNameAndNamespace(
   const mapped = vc.namespaceMappings ? mapNamespaceToHost(ns, vc.namespaceMappings) : null;
   if (mapped !== null) return { name, namespace: mapped };
   return { name: hostName(name, ns, vc.name), namespace: targetNamespaceOf(vc) };
+}
+
+/**
+ * Why vCluster's syncers leave `obj` alone (SyncController.excludeVirtual and excludePhysical): a
+ * non-empty `vcluster.loft.sh/controlled-by` label, or a `vcluster.loft.sh/controlled-by`
+ * annotation that names another syncer than the Endpoints syncer. Null when they sync it.
+ */
+export function controlledElsewhere(obj: JsonObject): string | null {
+  const meta = ownObject(obj, "metadata");
+  const label = ownString(ownObject(meta, "labels"), ControllerLabel);
+  if (label !== "") return `it is labelled ${ControllerLabel}=${label}`;
+  const annotation = ownString(ownObject(meta, "annotations"), ControllerLabel);
+  if (annotation !== "" && annotation !== ENDPOINTS_SYNCER_NAME) {
+    return `it is annotated ${ControllerLabel}: ${annotation}`;
+  }
+  return null;
 }
 
 function configFlag(config: Json, path: readonly string[]): Json | undefined {
@@ -244,7 +264,7 @@ function translatePodRef(ref: JsonObject, vc: EndpointsVCluster): void {
 /**
  * translateEndpointsToHost: the host Endpoints vCluster creates for `virtual`
  * (docs/reference.md#endpoints-syncer-create steps 1-5), before patches run. The input is not
- * modified.
+ * modified. Whether vCluster syncs the object at all is controlledElsewhere's to say.
  */
 export function translateEndpointsToHost(
   virtual: JsonObject,

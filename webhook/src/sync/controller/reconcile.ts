@@ -24,12 +24,7 @@
 
 import { isDeepStrictEqual } from "node:util";
 import { KubeError } from "../../api/status.js";
-import {
-  ControllerLabel,
-  MarkerLabel,
-  NamespaceLabel,
-  type LabelScope,
-} from "../../patches/labels.js";
+import { MarkerLabel, NamespaceLabel, type LabelScope } from "../../patches/labels.js";
 import type { ResolvedReference } from "../../patches/reference.js";
 import { patchMode } from "../../patches/engine.js";
 import {
@@ -43,6 +38,7 @@ import { applyChangeSet } from "../change-set.js";
 import { applyGuardedPatches, type GuardedResult, type PatchJob } from "../guarded-patch.js";
 import {
   BOOKKEEPING_ANNOTATIONS,
+  controlledElsewhere,
   ENDPOINTS_KIND,
   hostNameAndNamespace,
   ownerServiceFor,
@@ -118,11 +114,13 @@ const contradicts = (annotations: JsonObject, key: string, expected: string): bo
  * vCluster's copy for this vCluster: vCluster's IsManaged (docs/reference.md#endpoints-syncer-create,
  * last paragraph): the managed-by label names this vCluster, object-name is set and maps to the
  * object's own name and namespace, and the kind, host-name and host-namespace annotations (where
- * set) match. Objects controlled by something else (controlled-by label) are never ours.
+ * set) match. Objects controlled by something else (a controlled-by label, or a controlled-by
+ * annotation naming another syncer: controlledElsewhere) are never ours.
  */
 export function virtualKeyFromHost(host: JsonObject, vc: SyncVCluster): SyncKey | null {
-  const labels = labelsOf(host);
-  if (str(labels[ControllerLabel]) !== "" || str(labels[MarkerLabel]) !== vc.name) return null;
+  if (controlledElsewhere(host) !== null || str(labelsOf(host)[MarkerLabel]) !== vc.name) {
+    return null;
+  }
   const annotations = annotationsOf(host);
   const name = str(annotations[BOOKKEEPING_ANNOTATIONS.name]);
   const namespace = str(annotations[BOOKKEEPING_ANNOTATIONS.namespace]) || "default";
@@ -178,6 +176,9 @@ function unmanaged(host: JsonObject): SyncError {
 export const reconcileEndpoints: Reconcile = async (state, deps) => {
   if (!deps.enabled || isKubernetesService(state.key)) return nothing();
   const { key, virtual, service, host } = state;
+  // vCluster's syncer leaves a virtual object another controller controls alone, host copy
+  // included (SyncController.excludeVirtual).
+  if (virtual !== null && controlledElsewhere(virtual) !== null) return nothing();
   const managed = host !== null && isManagedFor(host, key, deps.vcluster);
   if (virtual === null) {
     return managed ? deleteHost(host, "virtual object was deleted") : nothing();
