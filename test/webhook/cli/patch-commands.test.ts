@@ -321,6 +321,43 @@ describe("vgate check-config / patch / translate / bench", function () {
     assert.equal(address.targetRef.namespace, "vcluster-my-vcluster");
   });
 
+  it("translate names the vCluster's Service as owner with --vcluster-service-uid, as vCluster does", () => {
+    const uid = "80b1eb85-6bb8-46d6-bd20-efe54741c2be";
+    const args = ["translate", "--config", example("vcluster.yaml"), ...vc];
+    const r = run([...args, "--vcluster-service-uid", uid, example("endpoints.yaml")]);
+    assert.equal(r.status, 0, r.stderr);
+    const meta = (JSON.parse(r.stdout) as Json).metadata as Json;
+    assert.deepEqual(meta.ownerReferences, [
+      { apiVersion: "v1", kind: "Service", name: "my-vcluster", uid, controller: false },
+    ]);
+    const without = run([...args, example("endpoints.yaml")]);
+    assert.equal(
+      ((JSON.parse(without.stdout) as Json).metadata as Json).ownerReferences,
+      undefined,
+    );
+  });
+
+  it("translate refuses an object vCluster's syncer leaves to another controller", () => {
+    const r = run(
+      ["translate", "--config", example("vcluster.yaml"), ...vc, "-"],
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Endpoints",
+        metadata: {
+          name: "db",
+          namespace: "default",
+          labels: { "vcluster.loft.sh/controlled-by": "someone" },
+        },
+      }),
+    );
+    assert.equal(r.status, 1);
+    assert.equal(r.stdout, "");
+    assert.match(
+      r.stderr,
+      /creates no host object for this Endpoints: it is labelled vcluster.loft.sh\/controlled-by=someone/,
+    );
+  });
+
   it("translate rejects objects that are not Endpoints", () => {
     const r = run(
       ["translate", "--config", example("vcluster.yaml"), ...vc, "-"],

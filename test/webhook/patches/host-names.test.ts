@@ -17,6 +17,30 @@ import {
 const bytes = (s: string): number => Buffer.byteLength(s, "utf8");
 const sha256Hex = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex");
 
+/**
+ * How Go's encoding/json writes a byte string: each valid UTF-8 sequence as its character, each
+ * byte that does not start one as U+FFFD (utf8.DecodeRuneInString's RuneError of width 1).
+ */
+function goJsonString(bytes: Uint8Array): string {
+  const strict = new TextDecoder("utf-8", { fatal: true });
+  let out = "";
+  for (let i = 0; i < bytes.length;) {
+    const lead = bytes[i]!;
+    const width = lead < 0x80 ? 1 : lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 0;
+    let char: string | null = null;
+    if (width > 0 && i + width <= bytes.length) {
+      try {
+        char = strict.decode(bytes.subarray(i, i + width));
+      } catch {
+        char = null;
+      }
+    }
+    out += char ?? "\uFFFD";
+    i += char === null ? 1 : width;
+  }
+  return out;
+}
+
 describe("patches/host-names", () => {
   describe("worked examples (docs/reference.md#host-name-examples)", () => {
     // [name, namespace, vc, HostName, HostNameShort]
@@ -113,20 +137,56 @@ describe("patches/host-names", () => {
       );
     });
 
-    it("counts bytes, not characters, and never splits a UTF-8 character", () => {
+    it("counts bytes, not characters", () => {
       // 32 two-byte characters are 64 bytes: hashed although only 32 characters.
       const wide = "é".repeat(32);
       const out = safeConcatName(wide);
       assert.notEqual(out, wide);
       assert.equal(out, `${"é".repeat(26)}-${sha256Hex(wide).slice(0, 10)}`);
-      const odd = `a${"é".repeat(40)}`; // byte 52 falls inside an "é"
-      assert.equal(safeConcatName(odd), `a${"é".repeat(25)}-${sha256Hex(odd).slice(0, 10)}`);
     });
 
-    it("property: at most 63 bytes", () => {
+    it("a character the cut splits: one U+FFFD per byte kept, as Go's JSON carries it", () => {
+      // vCluster v0.34.0 wrote "p" + 25 "é" + U+FFFD + "-6c77562b42" for this Pod targetRef
+      // (test/cluster/vcluster-translation.test.ts): byte 52 is the first of an "é".
+      const pod = `p${"é".repeat(30)}`;
+      assert.equal(hostName(pod, "ns-a", "vc"), `p${"é".repeat(25)}\uFFFD-6c77562b42`);
+      // Two bytes of a three-byte "€" are kept: two U+FFFD, not one.
+      const euro = `${"a".repeat(50)}${"€".repeat(5)}`;
+      assert.equal(
+        safeConcatName(euro),
+        `${"a".repeat(50)}\uFFFD\uFFFD-${sha256Hex(euro).slice(0, 10)}`,
+      );
+      // Three bytes of a four-byte emoji: three.
+      const emoji = `${"a".repeat(49)}${"😀".repeat(5)}`;
+      assert.equal(
+        safeConcatName(emoji),
+        `${"a".repeat(49)}\uFFFD\uFFFD\uFFFD-${sha256Hex(emoji).slice(0, 10)}`,
+      );
+    });
+
+    it("property: Go's byte slice, every invalid byte written as U+FFFD (encoding/json)", () => {
       fc.assert(
         fc.property(
           fc.array(fc.string({ unit: "binary", maxLength: 80 }), { maxLength: 6 }),
+          (parts) => {
+            const joined = parts.join("-");
+            const raw = Buffer.from(joined, "utf8");
+            const expected =
+              raw.length <= 63
+                ? joined
+                : `${goJsonString(raw.subarray(0, 52))}-${sha256Hex(joined).slice(0, 10)}`
+                    .split(".-")
+                    .join("-");
+            assert.equal(safeConcatName(...parts), expected);
+          },
+        ),
+      );
+    });
+
+    it("property: ASCII input: at most 63 bytes", () => {
+      fc.assert(
+        fc.property(
+          fc.array(fc.string({ unit: "grapheme-ascii", maxLength: 80 }), { maxLength: 6 }),
           (parts) => {
             assert.ok(bytes(safeConcatName(...parts)) <= 63);
           },

@@ -3,7 +3,9 @@ import { describe, it } from "mocha";
 import type { JsonObject } from "../../../webhook/src/patches/types.js";
 import {
   BOOKKEEPING_ANNOTATIONS,
+  controlledElsewhere,
   isSyncedHostEndpoints,
+  ownerServiceFor,
   rebuildVirtualFromHost,
   translateEndpointsToHost,
   virtualRefFromHost,
@@ -226,6 +228,100 @@ describe("sync/translate-endpoints", () => {
           },
         },
       });
+    });
+
+    // The differences test/cluster/vcluster-translation.test.ts found against vCluster v0.34.0's
+    // own syncer; each test below is one of them.
+    it("keeps the virtual object's managed-labels annotation, without listing it", () => {
+      const v: JsonObject = {
+        metadata: {
+          name: "db",
+          namespace: "default",
+          annotations: {
+            [BOOKKEEPING_ANNOTATIONS.managedLabels]: "x\ny",
+            [BOOKKEEPING_ANNOTATIONS.managedAnnotations]: "spoofed",
+            "vcluster.loft.sh/other": "o",
+          },
+        },
+      };
+      const ann = (translateEndpointsToHost(v, vc)["metadata"] as JsonObject)[
+        "annotations"
+      ] as JsonObject;
+      assert.equal(ann[BOOKKEEPING_ANNOTATIONS.managedLabels], "x\ny");
+      assert.equal(ann[BOOKKEEPING_ANNOTATIONS.managedAnnotations], "vcluster.loft.sh/other");
+    });
+
+    it("a Pod targetRef without a namespace keeps none; one without a name loses both", () => {
+      const v: JsonObject = {
+        metadata: { name: "db", namespace: "ns-a" },
+        subsets: [
+          {
+            addresses: [
+              { ip: "10.9.0.2", targetRef: { kind: "Pod", namespace: "ns-a", uid: "u" } },
+              { ip: "10.9.0.3", targetRef: { kind: "Pod", name: "nons", resourceVersion: "4" } },
+            ],
+          },
+        ],
+      };
+      const subset = (translateEndpointsToHost(v, vc)["subsets"] as JsonObject[])[0]!;
+      assert.deepEqual(subset["addresses"], [
+        { ip: "10.9.0.2", targetRef: { kind: "Pod" } },
+        { ip: "10.9.0.3", targetRef: { kind: "Pod", name: "nons-x--x-my-vcluster" } },
+      ]);
+    });
+
+    it("names vCluster's Service as owner, a controller when the virtual object has one", () => {
+      const owner = { uid: "80b1eb85-6bb8-46d6-bd20-efe54741c2be" };
+      const ownerRef = (controller: boolean) => [
+        { apiVersion: "v1", kind: "Service", name: "my-vcluster", uid: owner.uid, controller },
+      ];
+      const refsOf = (host: JsonObject) => (host["metadata"] as JsonObject)["ownerReferences"];
+      // virtualEndpoints() has a controller owner reference.
+      assert.deepEqual(
+        refsOf(translateEndpointsToHost(virtualEndpoints(), vc, { owner })),
+        ownerRef(true),
+      );
+      const plain: JsonObject = { metadata: { name: "db", namespace: "default" } };
+      assert.deepEqual(refsOf(translateEndpointsToHost(plain, vc, { owner })), ownerRef(false));
+      // Without the Service's uid, with setOwner false, in multi-namespace mode, or outside the
+      // Service's namespace: none.
+      assert.equal(refsOf(translateEndpointsToHost(plain, vc)), undefined);
+      const noOwner = { ...vc, config: { experimental: { syncSettings: { setOwner: false } } } };
+      assert.equal(refsOf(translateEndpointsToHost(plain, noOwner, { owner })), undefined);
+      const multi = { ...vc, config: { sync: { toHost: { namespaces: { enabled: true } } } } };
+      assert.equal(refsOf(translateEndpointsToHost(plain, multi, { owner })), undefined);
+      const elsewhere = { ...vc, targetNamespace: "tenants" };
+      assert.equal(refsOf(translateEndpointsToHost(plain, elsewhere, { owner })), undefined);
+    });
+
+    it("ownerServiceFor: the vCluster's Service unless setOwner is false or namespaces are synced", () => {
+      assert.deepEqual(ownerServiceFor(vc), {
+        namespace: "vcluster-my-vcluster",
+        name: "my-vcluster",
+      });
+      const on = { ...vc, config: { experimental: { syncSettings: { setOwner: true } } } };
+      assert.deepEqual(ownerServiceFor(on), {
+        namespace: "vcluster-my-vcluster",
+        name: "my-vcluster",
+      });
+      const off = { ...vc, config: { experimental: { syncSettings: { setOwner: false } } } };
+      assert.equal(ownerServiceFor(off), null);
+      const multi = { ...vc, config: { sync: { toHost: { namespaces: { enabled: true } } } } };
+      assert.equal(ownerServiceFor(multi), null);
+    });
+
+    it("controlledElsewhere: a controlled-by label, or an annotation naming another syncer", () => {
+      const withMeta = (meta: JsonObject): JsonObject => ({ metadata: { name: "db", ...meta } });
+      const key = "vcluster.loft.sh/controlled-by";
+      assert.equal(controlledElsewhere(virtualEndpoints()), null);
+      assert.match(controlledElsewhere(withMeta({ labels: { [key]: "c" } }))!, /labelled/);
+      assert.equal(controlledElsewhere(withMeta({ labels: { [key]: "" } })), null);
+      assert.match(
+        controlledElsewhere(withMeta({ annotations: { [key]: "other" } }))!,
+        /annotated/,
+      );
+      assert.equal(controlledElsewhere(withMeta({ annotations: { [key]: "endpoints" } })), null);
+      assert.equal(controlledElsewhere(withMeta({ annotations: { [key]: "" } })), null);
     });
 
     it("survives wrong types without crashing", () => {

@@ -18,13 +18,18 @@ const HELP = `Print the host Endpoints that vCluster's syncer would create for a
 
 The result has vCluster's host name (NAME-x-NAMESPACE-x-VCLUSTER), the bookkeeping annotations and
 labels, Pod targetRefs translated to their host names, and then the sync.toHost.endpoints patches
-applied (expression, reference and labels patches; virtual -> host).
+applied (expression, reference and labels patches; virtual -> host). With --vcluster-service-uid it
+also has the owner reference vCluster's syncer sets (experimental.syncSettings.setOwner, true by
+default). An object vCluster's syncer leaves alone (labelled vcluster.loft.sh/controlled-by, or
+annotated so for another syncer) is an error.
 
 Usage:
   vgate translate --config FILE --vcluster-name N --vcluster-namespace NS [flags] [INPUT|-]
 
 Flags:
 ${VCLUSTER_FLAG_HELP}
+      --vcluster-service-uid string The uid of the vCluster's Service (--vcluster-name in
+                                    --vcluster-namespace), which vCluster names as owner
       --explain                     Print to standard error which patch matched which paths
       --timeout string              Deadline for the patches, e.g. 100ms or 2s (default 100ms)
   -h, --help                        Show this help
@@ -42,6 +47,7 @@ export const translateCommand: Command = {
     const parsed = parseCommandArgs("translate", args, {
       ...VCLUSTER_FLAG_OPTIONS,
       ...DRY_RUN_FLAG_OPTIONS,
+      "vcluster-service-uid": { type: "string" },
     });
     const v = parsed.values;
     if (v.help) {
@@ -57,8 +63,20 @@ export const translateCommand: Command = {
         `translate takes a v1 Endpoints object, got ${JSON.stringify(virtual.kind ?? null)} in ${JSON.stringify(virtual.apiVersion ?? null)}`,
       );
     }
-    const { translateEndpointsToHost } = await import("../sync/translate-endpoints.js");
-    const host = translateEndpointsToHost(virtual as never, loaded.vcluster);
+    const { controlledElsewhere, translateEndpointsToHost } =
+      await import("../sync/translate-endpoints.js");
+    const excluded = controlledElsewhere(virtual as never);
+    if (excluded !== null) {
+      throw new CliError(
+        `vCluster's syncer creates no host object for this Endpoints: ${excluded}, which leaves it to another controller`,
+      );
+    }
+    const uid = v["vcluster-service-uid"];
+    const host = translateEndpointsToHost(
+      virtual as never,
+      loaded.vcluster,
+      uid ? { owner: { uid } } : {},
+    );
     if (!loaded.enabled || loaded.patches.length === 0) {
       process.stdout.write(`${JSON.stringify(host, null, 2)}\n`);
       return EXIT.OK;

@@ -1,7 +1,8 @@
 // vCluster's name translation, bit-exact (docs/reference.md#host-names,
 // docs/reference.md#label-keys and docs/reference.md#virtual-to-host-dns). Every length is in UTF-8
-// bytes, as in Go. Kubernetes names are ASCII, where we match vCluster byte for byte; see
-// safeConcatName for the one deliberate difference on non-ASCII input.
+// bytes, as in Go. Kubernetes names are ASCII, where we match vCluster byte for byte; a non-ASCII
+// name (a Pod targetRef's, which the API server does not validate) comes out as vCluster's does on
+// the wire (see goBytePrefix).
 import { createHash } from "node:crypto";
 
 /** Kubernetes names and label-key segments are at most 63 bytes. */
@@ -21,17 +22,21 @@ function sha256Hex(text: string, digits: number): string {
 }
 
 /**
- * The first `max` bytes of `bytes` decoded as UTF-8, without a trailing partial character. Go
- * slices bytes and may leave invalid UTF-8; a JS string cannot hold that, so we drop the partial
- * character instead, which also keeps the result within 63 bytes.
+ * Go's `s[0:max]` as the JSON of Go's API clients and servers carries it: the first `max` bytes of
+ * `bytes`, where the bytes of a character the cut splits are invalid UTF-8, each of which Go's
+ * encoding/json writes as U+FFFD. (A plain `toString("utf8")` would make one U+FFFD of them all.)
+ * The result can then exceed `max` bytes in UTF-8, as vCluster's does once it is on the wire.
  */
-function utf8Prefix(bytes: Buffer, max: number): string {
-  let end = Math.min(max, bytes.length);
+function goBytePrefix(bytes: Buffer, max: number): string {
+  const end = Math.min(max, bytes.length);
   // 0b10xxxxxx is a continuation byte: back up to the start of the cut character.
   let start = end;
   while (start > 0 && ((bytes[start - 1] ?? 0) & 0xc0) === 0x80) start--;
   const lead = start > 0 ? (bytes[start - 1] ?? 0) : 0;
-  if (lead >= 0xc0 && end - (start - 1) < utf8SequenceLength(lead)) end = start - 1;
+  if (lead >= 0xc0 && end - (start - 1) < utf8SequenceLength(lead)) {
+    const whole = start - 1;
+    return `${bytes.subarray(0, whole).toString("utf8")}${"\uFFFD".repeat(end - whole)}`;
+  }
   return bytes.subarray(0, end).toString("utf8");
 }
 
@@ -49,7 +54,7 @@ export function safeConcatName(...parts: string[]): string {
   const joined = parts.join("-");
   const bytes = Buffer.from(joined, "utf8");
   if (bytes.length <= MAX_NAME_BYTES) return joined;
-  const shortened = `${utf8Prefix(bytes, KEEP_BYTES)}-${sha256Hex(joined, HASH_HEX_DIGITS)}`;
+  const shortened = `${goBytePrefix(bytes, KEEP_BYTES)}-${sha256Hex(joined, HASH_HEX_DIGITS)}`;
   // Go's strings.ReplaceAll: one left-to-right pass, non-overlapping.
   return shortened.split(".-").join("-");
 }

@@ -3,6 +3,7 @@
 // from a host object's bookkeeping annotations.
 import { hostName, mapNamespaceToHost } from "../patches/host-names.js";
 import {
+  ControllerLabel,
   hostLabelsMap,
   type LabelScope,
   MarkerLabel,
@@ -28,11 +29,21 @@ export const ENDPOINTS_KIND = "/v1, Kind=Endpoints";
 /** Stripped by the Endpoints syncer: leader election state must not leak to the host. */
 export const EXCLUDED_ANNOTATION = "control-plane.alpha.kubernetes.io/leader";
 
-/** Never copied from the virtual object: only vCluster itself may set them on the host. */
+/**
+ * Never copied from the virtual object: only vCluster itself sets them on the host. `managed-labels`
+ * is not among them: HostAnnotations keeps the virtual object's value (applyAnnotations copies its
+ * excluded keys from the target map, which on create is the virtual object's copy), without
+ * listing it in `managed-annotations`.
+ */
 const NOT_COPIED = new Set<string>([
-  ...Object.values(BOOKKEEPING_ANNOTATIONS),
+  ...Object.values(BOOKKEEPING_ANNOTATIONS).filter(
+    (key) => key !== BOOKKEEPING_ANNOTATIONS.managedLabels,
+  ),
   EXCLUDED_ANNOTATION,
 ]);
+
+/** The syncer's name (NewGenericTranslator): a controlled-by annotation naming it is its own. */
+export const ENDPOINTS_SYNCER_NAME = "endpoints";
 
 /** Reset on the host copy (translate.HostMetadata): they belong to the virtual object. */
 export const RESET_METADATA: readonly string[] = [
@@ -50,6 +61,19 @@ export const RESET_METADATA: readonly string[] = [
 ];
 
 type EndpointsVCluster = VClusterInfo & { targetNamespace?: string };
+
+/** The uid of vCluster's own Service on the host (`<vCluster name>` in its namespace). */
+export interface OwnerService {
+  uid: string;
+}
+
+export interface TranslateOptions {
+  /**
+   * vCluster's Service, when it exists: the host copy names it as owner where vCluster's syncer
+   * does (ownerServiceFor). Without it the copy has no ownerReferences.
+   */
+  owner?: OwnerService;
+}
 
 function isObject(value: Json | undefined): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -105,6 +129,71 @@ export function hostNameAndNamespace(
   return { name: hostName(name, ns, vc.name), namespace: targetNamespaceOf(vc) };
 }
 
+/**
+ * Why vCluster's syncers leave `obj` alone (SyncController.excludeVirtual and excludePhysical): a
+ * non-empty `vcluster.loft.sh/controlled-by` label, or a `vcluster.loft.sh/controlled-by`
+ * annotation that names another syncer than the Endpoints syncer. Null when they sync it.
+ */
+export function controlledElsewhere(obj: JsonObject): string | null {
+  const meta = ownObject(obj, "metadata");
+  const label = ownString(ownObject(meta, "labels"), ControllerLabel);
+  if (label !== "") return `it is labelled ${ControllerLabel}=${label}`;
+  const annotation = ownString(ownObject(meta, "annotations"), ControllerLabel);
+  if (annotation !== "" && annotation !== ENDPOINTS_SYNCER_NAME) {
+    return `it is annotated ${ControllerLabel}: ${annotation}`;
+  }
+  return null;
+}
+
+function configFlag(config: Json, path: readonly string[]): Json | undefined {
+  let value: Json | undefined = config;
+  for (const key of path) value = isObject(value) ? ownField(value, key) : undefined;
+  return value;
+}
+
+/**
+ * The Service vCluster names as the owner of the host objects it creates (translate.Owner, set at
+ * start by SetGlobalOwner): its own Service, `<vCluster name>` in its namespace. None when
+ * `experimental.syncSettings.setOwner` is false (the chart's default is true) or in multi-namespace
+ * mode (`sync.toHost.namespaces.enabled`), where owner references would cross namespaces.
+ */
+export function ownerServiceFor(vc: EndpointsVCluster): { namespace: string; name: string } | null {
+  if (configFlag(vc.config, ["experimental", "syncSettings", "setOwner"]) === false) return null;
+  if (configFlag(vc.config, ["sync", "toHost", "namespaces", "enabled"]) === true) return null;
+  return { namespace: vc.namespace, name: vc.name };
+}
+
+/** GetControllerOf: whether one of the object's owner references is its controller. */
+function hasController(meta: JsonObject): boolean {
+  const refs = ownField(meta, "ownerReferences");
+  return Array.isArray(refs) && refs.some((r) => isObject(r) && ownField(r, "controller") === true);
+}
+
+/**
+ * translate.GetOwnerReference: vCluster's Service as the only owner, a controller when the
+ * virtual object has a controller. Only in the owner's namespace: the garbage collector resolves an
+ * owner in its dependent's namespace, and would delete a copy elsewhere as orphaned.
+ */
+function hostOwnerReferences(
+  virtualMeta: JsonObject,
+  hostNamespace: string,
+  vc: EndpointsVCluster,
+  owner: OwnerService | undefined,
+): JsonObject[] | null {
+  const service = ownerServiceFor(vc);
+  if (owner === undefined || owner.uid === "" || service === null) return null;
+  if (service.namespace !== hostNamespace) return null;
+  return [
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      name: service.name,
+      uid: owner.uid,
+      controller: hasController(virtualMeta),
+    },
+  ];
+}
+
 function sortedKeys(map: Record<string, string>): string[] {
   return Object.keys(map).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
@@ -117,7 +206,9 @@ function hostAnnotations(
     ([key]) => !NOT_COPIED.has(key),
   );
   const out = new Map<string, string>(copied);
-  const managed = sortedKeys(Object.fromEntries(copied));
+  const managed = sortedKeys(Object.fromEntries(copied)).filter(
+    (key) => key !== BOOKKEEPING_ANNOTATIONS.managedLabels,
+  );
   if (managed.length > 0) out.set(BOOKKEEPING_ANNOTATIONS.managedAnnotations, managed.join("\n"));
   out.set(BOOKKEEPING_ANNOTATIONS.name, virtual.name);
   out.set(BOOKKEEPING_ANNOTATIONS.namespace, virtual.namespace);
@@ -148,11 +239,38 @@ function podTargetRef(address: Json, rewrite: (ref: JsonObject) => void): void {
 }
 
 /**
+ * mappings.VirtualToHost for a Pod: its host name and namespace. A targetRef without a namespace
+ * keeps none (HostNamespace("") is ""), and its name is still made with the empty namespace
+ * (`pod-x--x-vc`); one without a name gets neither (HostName of "" is empty). Go's empty strings
+ * are omitted on the wire, so the keys are removed.
+ */
+function translatePodRef(ref: JsonObject, vc: EndpointsVCluster): void {
+  const name = ownString(ref, "name");
+  const namespace = ownString(ref, "namespace");
+  const pod =
+    name === ""
+      ? { name: "", namespace: "" }
+      : namespace === ""
+        ? { name: hostName(name, "", vc.name), namespace: "" }
+        : hostNameAndNamespace(name, namespace, vc);
+  if (pod.name === "") delete ref["name"];
+  else ref["name"] = pod.name;
+  if (pod.namespace === "") delete ref["namespace"];
+  else ref["namespace"] = pod.namespace;
+  delete ref["uid"];
+  delete ref["resourceVersion"];
+}
+
+/**
  * translateEndpointsToHost: the host Endpoints vCluster creates for `virtual`
  * (docs/reference.md#endpoints-syncer-create steps 1-5), before patches run. The input is not
- * modified.
+ * modified. Whether vCluster syncs the object at all is controlledElsewhere's to say.
  */
-export function translateEndpointsToHost(virtual: JsonObject, vc: EndpointsVCluster): JsonObject {
+export function translateEndpointsToHost(
+  virtual: JsonObject,
+  vc: EndpointsVCluster,
+  opts: TranslateOptions = {},
+): JsonObject {
   const out = deepCopy(virtual);
   const meta = ownObject(out, "metadata");
   const vName = ownString(meta, "name");
@@ -172,16 +290,10 @@ export function translateEndpointsToHost(virtual: JsonObject, vc: EndpointsVClus
   hostMeta.set("annotations", annotations);
   // An unlabelled virtual object still gets the marker: IsManaged needs it on the host.
   hostMeta.set("labels", hostLabelsMap(vLabels, null, vNamespace, true, scope) ?? {});
+  const owners = hostOwnerReferences(meta, host.namespace, vc, opts.owner);
+  if (owners !== null) hostMeta.set("ownerReferences", owners);
   out["metadata"] = Object.fromEntries(hostMeta);
-  forEachPodTargetRef(out, (ref) => {
-    // The Endpoints controller always fills targetRef.namespace; fall back to the object's.
-    const podNamespace = ownString(ref, "namespace") || vNamespace;
-    const pod = hostNameAndNamespace(ownString(ref, "name"), podNamespace, vc);
-    ref["name"] = pod.name;
-    ref["namespace"] = pod.namespace;
-    delete ref["uid"];
-    delete ref["resourceVersion"];
-  });
+  forEachPodTargetRef(out, (ref) => translatePodRef(ref, vc));
   return out;
 }
 

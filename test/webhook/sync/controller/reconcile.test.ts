@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "mocha";
 import { hostName, hostNameShort } from "../../../../webhook/src/patches/host-names.js";
 import type { JsonObject } from "../../../../webhook/src/patches/types.js";
+import { KubeError } from "../../../../webhook/src/api/status.js";
 import { SyncError, type SyncAction } from "../../../../webhook/src/sync/controller/contracts.js";
 import {
   hostKeyFor,
@@ -366,5 +367,91 @@ describe("sync/controller/reconcile: gate, create, delete", function () {
       (await reconcileEndpoints(world.state(key, runner.vcluster), world.deps(runner))).actions,
       [],
     );
+  });
+
+  // Differences test/cluster/vcluster-translation.test.ts found against vCluster v0.34.0's syncer.
+  describe("as vCluster's own syncer does", () => {
+    const CONTROLLED_BY = "vcluster.loft.sh/controlled-by";
+
+    it("a virtual object another controller controls gets no host copy, and a copy is left alone", async () => {
+      const world = await synced();
+      const deps = world.deps(runner);
+      const before = world.host.endpoints(hostKey().namespace, hostKey().name);
+      const controlled: JsonObject[] = [
+        { labels: { [CONTROLLED_BY]: "someone" } },
+        { annotations: { [CONTROLLED_BY]: "another-syncer" } },
+      ];
+      for (const meta of controlled) {
+        const v = world.virtual.endpoints("team", "db")!;
+        world.virtual.put({ ...v, metadata: { ...(v.metadata as JsonObject), ...meta } });
+        assert.deepEqual(await reconcileEndpoints(world.state(key, runner.vcluster), deps), {
+          actions: [],
+          warnings: [],
+        });
+        // Not even its deletion deletes the copy (vCluster sees no virtual object at all).
+      }
+      assert.deepEqual(world.host.endpoints(hostKey().namespace, hostKey().name), before);
+      // Annotated as the Endpoints syncer's own: synced, the annotation copied.
+      const fresh = new World();
+      fresh.virtual.put(
+        virtualEndpoints("team", "db", { annotations: { [CONTROLLED_BY]: "endpoints" } }),
+      );
+      fresh.virtual.put(service("team", "db"));
+      const plan = await reconcileEndpoints(fresh.state(key, runner.vcluster), fresh.deps(runner));
+      const created = plan.actions.find((a) => a.type === "create");
+      assert.ok(created && created.type === "create");
+      assert.equal(annotationsOf(created.object)[CONTROLLED_BY], "endpoints");
+      assert.deepEqual(virtualKeyFromHost(created.object, runner.vcluster), key);
+    });
+
+    it("a host object annotated as another syncer's is not a copy of ours", async () => {
+      const host = translateEndpointsToHost(virtualEndpoints("team", "db"), runner.vcluster);
+      (host.metadata as { annotations: Record<string, string> }).annotations[CONTROLLED_BY] =
+        "services";
+      assert.equal(virtualKeyFromHost(host, runner.vcluster), null);
+    });
+
+    it("the copy names the vCluster's Service as owner; none when it does not exist; a 403 warns", async () => {
+      const ownerRefsOf = async (world: World) => {
+        const plan = await reconcileEndpoints(
+          world.state(key, runner.vcluster),
+          world.deps(runner),
+        );
+        const created = plan.actions.find((a) => a.type === "create");
+        assert.ok(created && created.type === "create");
+        return { refs: (created.object.metadata as JsonObject).ownerReferences, plan };
+      };
+      const world = new World();
+      world.virtual.put(virtualEndpoints("team", "db"));
+      world.virtual.put(service("team", "db"));
+      assert.equal((await ownerRefsOf(world)).refs, undefined);
+      const vcService = world.host.put(service(VC_NAMESPACE, VC_NAME));
+      const uid = (vcService.metadata as { uid: string }).uid;
+      assert.deepEqual((await ownerRefsOf(world)).refs, [
+        { apiVersion: "v1", kind: "Service", name: VC_NAME, uid, controller: false },
+      ]);
+      const forbidden = new World();
+      forbidden.virtual.put(virtualEndpoints("team", "db"));
+      forbidden.virtual.put(service("team", "db"));
+      const deps = forbidden.deps(runner);
+      const denied = {
+        ...deps,
+        get: () => Promise.reject(new KubeError(403, "Forbidden", "services is forbidden")),
+      };
+      const plan = await reconcileEndpoints(forbidden.state(key, runner.vcluster), denied);
+      const created = plan.actions.find((a) => a.type === "create");
+      assert.ok(created && created.type === "create");
+      assert.equal((created.object.metadata as JsonObject).ownerReferences, undefined);
+      assert.ok(plan.warnings.some((w) => w.includes("no owner reference")));
+      // Any other failure to read it fails the key, to be retried.
+      const down = {
+        ...deps,
+        get: () => Promise.reject(new KubeError(503, "ServiceUnavailable", "")),
+      };
+      await assert.rejects(
+        reconcileEndpoints(forbidden.state(key, runner.vcluster), down),
+        KubeError,
+      );
+    });
   });
 });

@@ -23,12 +23,8 @@
 // (docs/reference.md#endpoints-syncer-delete).
 
 import { isDeepStrictEqual } from "node:util";
-import {
-  ControllerLabel,
-  MarkerLabel,
-  NamespaceLabel,
-  type LabelScope,
-} from "../../patches/labels.js";
+import { KubeError } from "../../api/status.js";
+import { MarkerLabel, NamespaceLabel, type LabelScope } from "../../patches/labels.js";
 import type { ResolvedReference } from "../../patches/reference.js";
 import { patchMode } from "../../patches/engine.js";
 import {
@@ -42,9 +38,12 @@ import { applyChangeSet } from "../change-set.js";
 import { applyGuardedPatches, type GuardedResult, type PatchJob } from "../guarded-patch.js";
 import {
   BOOKKEEPING_ANNOTATIONS,
+  controlledElsewhere,
   ENDPOINTS_KIND,
   hostNameAndNamespace,
+  ownerServiceFor,
   translateEndpointsToHost,
+  type OwnerService,
 } from "../translate-endpoints.js";
 import {
   keyString,
@@ -115,11 +114,13 @@ const contradicts = (annotations: JsonObject, key: string, expected: string): bo
  * vCluster's copy for this vCluster: vCluster's IsManaged (docs/reference.md#endpoints-syncer-create,
  * last paragraph): the managed-by label names this vCluster, object-name is set and maps to the
  * object's own name and namespace, and the kind, host-name and host-namespace annotations (where
- * set) match. Objects controlled by something else (controlled-by label) are never ours.
+ * set) match. Objects controlled by something else (a controlled-by label, or a controlled-by
+ * annotation naming another syncer: controlledElsewhere) are never ours.
  */
 export function virtualKeyFromHost(host: JsonObject, vc: SyncVCluster): SyncKey | null {
-  const labels = labelsOf(host);
-  if (str(labels[ControllerLabel]) !== "" || str(labels[MarkerLabel]) !== vc.name) return null;
+  if (controlledElsewhere(host) !== null || str(labelsOf(host)[MarkerLabel]) !== vc.name) {
+    return null;
+  }
   const annotations = annotationsOf(host);
   const name = str(annotations[BOOKKEEPING_ANNOTATIONS.name]);
   const namespace = str(annotations[BOOKKEEPING_ANNOTATIONS.namespace]) || "default";
@@ -175,6 +176,9 @@ function unmanaged(host: JsonObject): SyncError {
 export const reconcileEndpoints: Reconcile = async (state, deps) => {
   if (!deps.enabled || isKubernetesService(state.key)) return nothing();
   const { key, virtual, service, host } = state;
+  // vCluster's syncer leaves a virtual object another controller controls alone, host copy
+  // included (SyncController.excludeVirtual).
+  if (virtual !== null && controlledElsewhere(virtual) !== null) return nothing();
   const managed = host !== null && isManagedFor(host, key, deps.vcluster);
   if (virtual === null) {
     return managed ? deleteHost(host, "virtual object was deleted") : nothing();
@@ -323,7 +327,12 @@ async function planCreate(
   deps: ReconcileDeps,
 ): Promise<SyncPlan> {
   const source = withoutSnapshot(virtual);
-  const translated = translateEndpointsToHost(source, deps.vcluster);
+  const owner = await ownerService(deps);
+  const translated = translateEndpointsToHost(
+    source,
+    deps.vcluster,
+    owner.uid === undefined ? {} : { owner: { uid: owner.uid } },
+  );
   // On create the whole object is the change set (docs/reference.md#patch-change-sets).
   const patched = await runPatches(deps, key, translated, {
     direction: "toHost",
@@ -349,8 +358,32 @@ async function planCreate(
       ...refs.actions,
       { type: "create", side: "host", object: host, reason: "virtual object has no host copy" },
     ],
-    warnings: [...patched.warnings, ...refs.warnings],
+    warnings: [...owner.warnings, ...patched.warnings, ...refs.warnings],
   };
+}
+
+/**
+ * vCluster's own Service on the host, which its syncer names as the owner of every copy it makes
+ * (docs/decisions.md#eps-31), read at each create. A Service that does not exist (vgate sync
+ * without a vCluster) gives no owner; one vgate may not read gives none, with a warning.
+ */
+async function ownerService(
+  deps: ReconcileDeps,
+): Promise<{ uid?: OwnerService["uid"]; warnings: string[] }> {
+  const ref = ownerServiceFor(deps.vcluster);
+  if (ref === null) return { warnings: [] };
+  try {
+    const service = await deps.get("host", { apiVersion: "v1", kind: "Service", ...ref });
+    const uid = service === null ? "" : str(meta(service).uid);
+    return uid === "" ? { warnings: [] } : { uid, warnings: [] };
+  } catch (err) {
+    if (!(err instanceof KubeError) || err.code !== 403) throw err;
+    return {
+      warnings: [
+        `cannot read the vCluster's Service ${ref.namespace}/${ref.name} on the host (forbidden): the host copy gets no owner reference; grant get on services (manifests/sync/rbac-host.yaml)`,
+      ],
+    };
+  }
 }
 
 // ---- update ----
