@@ -603,7 +603,7 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
     );
 
     it(
-      "endpoints: /mutate/endpoints on core v1 Endpoints of one virtual cluster, config from a ConfigMap",
+      "endpoints: /mutate/endpoints on the Endpoints and EndpointSlices of one virtual cluster, config from a ConfigMap",
       each(async (r) => {
         if (!r.components.includes("endpoints")) {
           assert.equal(flag(r, "config"), undefined, r.name);
@@ -620,6 +620,13 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
             apiGroups: [""],
             apiVersions: ["v1"],
             resources: ["endpoints"],
+            operations: ["CREATE", "UPDATE"],
+            scope: "Namespaced",
+          },
+          {
+            apiGroups: ["discovery.k8s.io"],
+            apiVersions: ["v1"],
+            resources: ["endpointslices"],
             operations: ["CREATE", "UPDATE"],
             scope: "Namespaced",
           },
