@@ -442,6 +442,7 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
       const sources = [
         "manifests/webhook-configurations.yaml",
         "manifests/overlays/endpoints/endpoints-webhook.yaml",
+        "manifests/overlays/endpoints/virtual-cluster.yaml",
       ];
       let seen = 0;
       for (const file of sources) {
@@ -456,7 +457,7 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
           );
         });
       }
-      assert.equal(seen, 3);
+      assert.equal(seen, 4);
     });
 
     it(

@@ -7,7 +7,9 @@
 //                 the vCluster's. Elsewhere the object is admitted untouched, with a warning.
 //                 The EndpointSlices vCluster syncs for the same Services get the same patches
 //                 through their Endpoints view (admit-endpoint-slices.ts, EPS-28).
-// --side virtual: virtual Endpoints updates get `reverseExpression`s (host → virtual).
+// --side virtual: virtual Endpoints updates get `reverseExpression`s (host → virtual), on their
+//                 annotations and labels only: that is all vCluster's Endpoints syncer carries host
+//                 → virtual, so any other change is a user's or a controller's (EPS-29).
 // On CREATE the whole object is the change set; on UPDATE only what changed (as vCluster does), so
 // a transform never runs twice on a value it already rewrote.
 
@@ -21,6 +23,7 @@ import { applyGuardedPatches, type PatchRunner } from "./guarded-patch.js";
 import type { Ownership } from "./host-ownership.js";
 import { MarkerLabel } from "../patches/labels.js";
 import { isOurSliceCopy, patchEndpointSlice } from "./admit-endpoint-slices.js";
+import { cancelEchoes } from "./virtual-echo.js";
 import {
   isSyncedHostEndpoints,
   rebuildVirtualFromHost,
@@ -94,6 +97,23 @@ async function patchObject(
   };
   if (req.operation === "CREATE" || !old) return run(object, false);
   const changes = changeSet(old, object);
+  if (deps.side === "virtual") {
+    // Only the metadata a host → virtual sync can have written is reverse-patched (EPS-29).
+    if (changes.metadata === undefined) return null;
+    const patched = await run({ metadata: changes.metadata }, true);
+    const oldMeta = (old.metadata ?? {}) as JsonObject;
+    const own = {
+      metadata: { annotations: oldMeta.annotations ?? {}, labels: oldMeta.labels ?? {} },
+    };
+    const forward = await applyGuardedPatches(deps.run, own, { direction: "toHost", ...context });
+    const metadata = cancelEchoes(
+      changes.metadata as JsonObject,
+      (patched.metadata ?? {}) as JsonObject,
+      (forward.object.metadata ?? {}) as JsonObject,
+      oldMeta,
+    );
+    return mergeUpdate(old, object, { ...changes, metadata });
+  }
   if (Object.keys(changes).length === 0) return null;
   return mergeUpdate(old, object, await run(changes, true));
 }
