@@ -10,7 +10,6 @@
 
 import type { Json, JsonObject } from "../patches/types.js";
 import { MarkerLabel } from "../patches/labels.js";
-import type { EndpointsAdmission } from "./admit-endpoints.js";
 import { changeSet } from "./change-set.js";
 import {
   applyEndpointsView,
@@ -18,7 +17,7 @@ import {
   ENDPOINT_SLICE_KIND,
   keepStoredOrder,
 } from "./endpoint-slice-view.js";
-import { applyGuardedPatches } from "./guarded-patch.js";
+import { applyGuardedPatches, type PatchRunner } from "./guarded-patch.js";
 import {
   BOOKKEEPING_ANNOTATIONS,
   isSyncedHostEndpoints,
@@ -69,7 +68,7 @@ function pick(object: JsonObject): { endpoints?: Json; ports?: Json } {
 export async function patchEndpointSlice(
   object: JsonObject,
   old: JsonObject | null,
-  deps: Pick<EndpointsAdmission, "run">,
+  deps: { run: PatchRunner },
 ): Promise<JsonObject | null> {
   const part = old ? pick(changeSet(old, object)) : pick(object);
   if (part.endpoints === undefined && part.ports === undefined) return null;
@@ -82,11 +81,14 @@ export async function patchEndpointSlice(
   };
   const patched = (await applyGuardedPatches(deps.run, from.view, job)).object;
   const back = applyEndpointsView(part as JsonObject, from, patched);
-  const out: JsonObject = { ...object };
+  // The patched parts replace the sent ones; a part the patches removed is removed.
+  const replaced = (key: string) => key === "endpoints" || key === "ports";
+  const out: JsonObject = Object.fromEntries(
+    Object.entries(object).filter(([key]) => !replaced(key) || !Object.hasOwn(part, key)),
+  );
   for (const key of ["endpoints", "ports"] as const) {
-    if (!Object.hasOwn(part, key)) continue;
-    if (back[key] === undefined || back[key] === null) delete out[key];
-    else out[key] = back[key];
+    const value = back[key];
+    if (Object.hasOwn(part, key) && value !== undefined && value !== null) out[key] = value;
   }
   const endpoints = keepStoredOrder(old?.["endpoints"] ?? undefined, out["endpoints"]);
   if (endpoints !== undefined) out["endpoints"] = endpoints;

@@ -43,8 +43,9 @@ function isReady(endpoint: JsonObject): boolean {
  */
 function hostTargetRef(ref: Json): Json {
   if (!isObject(ref) || ref["kind"] !== "Pod") return ref;
-  const { uid: _uid, resourceVersion: _rv, ...rest } = ref;
-  return rest;
+  return Object.fromEntries(
+    Object.entries(ref).filter(([key]) => key !== "uid" && key !== "resourceVersion"),
+  );
 }
 
 function toAddress(endpoint: JsonObject): JsonObject {
@@ -86,13 +87,15 @@ export function endpointsView(part: { endpoints?: Json; ports?: Json }): SliceVi
 function fromAddress(address: Json, base: JsonObject | undefined, ready: boolean): JsonObject {
   if (!isObject(address)) throw new SliceViewError("a patched address is not an object");
   // A new endpoint is what the mirroring controller makes of an address.
-  const endpoint: JsonObject = base ? structuredClone(base) : { conditions: { ready } };
+  const from: JsonObject = base ? structuredClone(base) : { conditions: { ready } };
+  const endpoint: JsonObject = Object.fromEntries(
+    Object.entries(from).filter(([key]) => !(ADDRESS_FIELDS as readonly string[]).includes(key)),
+  );
   const rest = base && Array.isArray(base["addresses"]) ? base["addresses"].slice(1) : [];
   endpoint["addresses"] = typeof address["ip"] === "string" ? [address["ip"], ...rest] : rest;
   for (const field of ADDRESS_FIELDS) {
     if (Object.hasOwn(address, field) && address[field] !== null)
       endpoint[field] = address[field] as Json;
-    else delete endpoint[field];
   }
   return endpoint;
 }
