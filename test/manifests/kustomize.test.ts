@@ -442,6 +442,7 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
       const sources = [
         "manifests/webhook-configurations.yaml",
         "manifests/overlays/endpoints/endpoints-webhook.yaml",
+        "manifests/overlays/endpoints/virtual-cluster.yaml",
       ];
       let seen = 0;
       for (const file of sources) {
@@ -456,7 +457,7 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
           );
         });
       }
-      assert.equal(seen, 3);
+      assert.equal(seen, 4);
     });
 
     it(
@@ -603,7 +604,7 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
     );
 
     it(
-      "endpoints: /mutate/endpoints on core v1 Endpoints of one virtual cluster, config from a ConfigMap",
+      "endpoints: /mutate/endpoints on the Endpoints and EndpointSlices of one virtual cluster, config from a ConfigMap",
       each(async (r) => {
         if (!r.components.includes("endpoints")) {
           assert.equal(flag(r, "config"), undefined, r.name);
@@ -620,6 +621,13 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
             apiGroups: [""],
             apiVersions: ["v1"],
             resources: ["endpoints"],
+            operations: ["CREATE", "UPDATE"],
+            scope: "Namespaced",
+          },
+          {
+            apiGroups: ["discovery.k8s.io"],
+            apiVersions: ["v1"],
+            resources: ["endpointslices"],
             operations: ["CREATE", "UPDATE"],
             scope: "Namespaced",
           },

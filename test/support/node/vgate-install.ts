@@ -9,7 +9,7 @@
 
 import { execFile } from "node:child_process";
 import { request as httpsRequest } from "node:https";
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { delimiter, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { readmeBlock } from "../readme-blocks.js";
@@ -65,17 +65,58 @@ export function userEnv(rig: NodeRig): NodeJS.ProcessEnv {
   };
 }
 
+/**
+ * The Endpoints webhook, as the README's install section says to add it: the `endpoints` component
+ * in the kustomization, the virtual cluster's name and host namespace in its vcluster.env, and the
+ * config in its vcluster.yaml.
+ */
+export interface EndpointsComponent {
+  vclusterName: string;
+  vclusterNamespace: string;
+  /** The vcluster.yaml text. */
+  config: string;
+}
+
+const SELF_MANAGED_LINE = "  - ../manifests/overlays/self-managed";
+
+/** The README's install block with the endpoints component added after the certificate one. */
+export function withEndpointsComponent(block: string): string {
+  const lines = block.split("\n");
+  const at = lines.indexOf(SELF_MANAGED_LINE);
+  if (at < 0)
+    throw new Error(`the README's install block has no line ${JSON.stringify(SELF_MANAGED_LINE)}`);
+  lines.splice(at + 1, 0, "  - ../manifests/overlays/endpoints");
+  return lines.join("\n");
+}
+
 /** Installs vgate from the README onto `rig`, and wires kube-apiserver to it. */
-export async function installVgate(rig: NodeRig, image: RigImage): Promise<VgateInstall> {
+export async function installVgate(
+  rig: NodeRig,
+  image: RigImage,
+  opts: { endpoints?: EndpointsComponent } = {},
+): Promise<VgateInstall> {
   await rig.loadImage(image);
   // The README's commands name paths in this checkout (manifests/, webhook/bin/vgate); they run
-  // in a folder of the rig's that links to them, so the checkout gets no vgate-install/.
+  // in a folder of the rig's that links to them, so the checkout gets no vgate-install/. With the
+  // endpoints component, manifests/ is a copy the user's edits go into.
   const workDir = mkdtempSync(join(rig.dir, "user-"));
   for (const name of ["manifests", "webhook", "dist", "node_modules", "package.json", "plugin"]) {
+    if (name === "manifests" && opts.endpoints) continue;
     symlinkSync(join(repoRoot, name), join(workDir, name));
   }
+  let block = readmeBlock(repoFile("README.md"), README_INSTALL_FIRST_LINE).join("\n");
+  if (opts.endpoints) {
+    const ep = opts.endpoints;
+    const dir = join(workDir, "manifests/overlays/endpoints");
+    cpSync(join(repoRoot, "manifests"), join(workDir, "manifests"), { recursive: true });
+    writeFileSync(
+      join(dir, "vcluster.env"),
+      `vcluster-name=${ep.vclusterName}\nvcluster-namespace=${ep.vclusterNamespace}\n`,
+    );
+    writeFileSync(join(dir, "vcluster.yaml"), ep.config);
+    block = withEndpointsComponent(block);
+  }
   const env = userEnv(rig);
-  const block = readmeBlock(repoFile("README.md"), README_INSTALL_FIRST_LINE).join("\n");
   const output = await bash(block, workDir, env, 600_000);
   const clusterIp = (
     await rig.kubectl([

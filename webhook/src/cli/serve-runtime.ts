@@ -111,6 +111,8 @@ function connectApi(
 
 interface StartedEndpoints {
   admit: (req: AdmissionRequest) => Promise<AdmissionReviewResponse>;
+  /** /mutate/endpoints/virtual: the reverseExpressions, for the virtual cluster's webhook (EPS-29). */
+  admitVirtual: (req: AdmissionRequest) => Promise<AdmissionReviewResponse>;
   /** The namespace labels the host side checks ownership with, once the API client exists. */
   useNamespaces(namespaces: NamespaceLabels): void;
   close(): Promise<void>;
@@ -176,10 +178,12 @@ async function startEndpoints(
       enabled: loaded.enabled,
       vcluster: opts.vclusterName,
     },
-    "serving /mutate/endpoints",
+    "serving /mutate/endpoints and /mutate/endpoints/virtual",
   );
+  const virtualDeps: EndpointsAdmission = { ...deps, side: "virtual" };
   return {
     admit: (req) => admitEndpoints(req, deps),
+    admitVirtual: (req) => admitEndpoints(req, virtualDeps),
     useNamespaces: (view) => (namespaces = view),
     close: async () => {
       reader?.close();
@@ -350,7 +354,12 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
     routes: {
       "/mutate/ownedaccesskeys": (req) => admitMutate(req, deps),
       "/validate/ownedaccesskeys": (req) => admitValidate(req, deps),
-      ...(endpoints ? { "/mutate/endpoints": endpoints.admit } : {}),
+      ...(endpoints
+        ? {
+            "/mutate/endpoints": endpoints.admit,
+            "/mutate/endpoints/virtual": endpoints.admitVirtual,
+          }
+        : {}),
     },
     reviews: auth.reviews,
     ready: opts.dev ? undefined : () => readiness(api, auth),

@@ -25,6 +25,8 @@ Routes:
   GET  /readyz                     ready when TLS is loaded and the API server answered discovery
   GET  /metrics                    Prometheus metrics
   POST /mutate/endpoints           with --config: applies sync.toHost.endpoints patches to Endpoints
+                                   and the EndpointSlices vCluster syncs (--side)
+  POST /mutate/endpoints/virtual   with --config: the virtual cluster's webhook (reverseExpressions)
 
 Usage:
   vgate serve [flags]

@@ -5,7 +5,11 @@
 //                 host), but only in a host namespace the vCluster owns (host-ownership.ts,
 //                 docs/decisions.md EPS-19): bookkeeping anyone can write does not make an object
 //                 the vCluster's. Elsewhere the object is admitted untouched, with a warning.
-// --side virtual: virtual Endpoints updates get `reverseExpression`s (host → virtual).
+//                 The EndpointSlices vCluster syncs for the same Services get the same patches
+//                 through their Endpoints view (admit-endpoint-slices.ts, EPS-28).
+// --side virtual: virtual Endpoints updates get `reverseExpression`s (host → virtual), on their
+//                 annotations and labels only: that is all vCluster's Endpoints syncer carries host
+//                 → virtual, so any other change is a user's or a controller's (EPS-29).
 // On CREATE the whole object is the change set; on UPDATE only what changed (as vCluster does), so
 // a transform never runs twice on a value it already rewrote.
 
@@ -18,6 +22,8 @@ import { applyChangeSet, changeSet } from "./change-set.js";
 import { applyGuardedPatches, type PatchRunner } from "./guarded-patch.js";
 import type { Ownership } from "./host-ownership.js";
 import { MarkerLabel } from "../patches/labels.js";
+import { isOurSliceCopy, patchEndpointSlice } from "./admit-endpoint-slices.js";
+import { cancelEchoes } from "./virtual-echo.js";
 import {
   isSyncedHostEndpoints,
   rebuildVirtualFromHost,
@@ -41,11 +47,14 @@ export interface EndpointsAdmission {
 
 const KEPT = ["annotations", "labels", "finalizers"] as const;
 
-function isEndpoints(req: AdmissionRequest): boolean {
+type Kind = "endpoints" | "endpointslices";
+
+function kindOf(req: AdmissionRequest): Kind | null {
   const r = req.resource;
-  return (
-    r.group === "" && r.version === "v1" && r.resource === "endpoints" && req.subResource === ""
-  );
+  if (req.subResource !== "" || r.version !== "v1") return null;
+  if (r.group === "" && r.resource === "endpoints") return "endpoints";
+  if (r.group === "discovery.k8s.io" && r.resource === "endpointslices") return "endpointslices";
+  return null;
 }
 
 /** The state after an update: the old object with the patched change set, other metadata as sent. */
@@ -88,6 +97,23 @@ async function patchObject(
   };
   if (req.operation === "CREATE" || !old) return run(object, false);
   const changes = changeSet(old, object);
+  if (deps.side === "virtual") {
+    // Only the metadata a host → virtual sync can have written is reverse-patched (EPS-29).
+    if (changes.metadata === undefined) return null;
+    const patched = await run({ metadata: changes.metadata }, true);
+    const oldMeta = (old.metadata ?? {}) as JsonObject;
+    const own = {
+      metadata: { annotations: oldMeta.annotations ?? {}, labels: oldMeta.labels ?? {} },
+    };
+    const forward = await applyGuardedPatches(deps.run, own, { direction: "toHost", ...context });
+    const metadata = cancelEchoes(
+      changes.metadata as JsonObject,
+      (patched.metadata ?? {}) as JsonObject,
+      (forward.object.metadata ?? {}) as JsonObject,
+      oldMeta,
+    );
+    return mergeUpdate(old, object, { ...changes, metadata });
+  }
   if (Object.keys(changes).length === 0) return null;
   return mergeUpdate(old, object, await run(changes, true));
 }
@@ -106,22 +132,25 @@ function isOurHostCopy(object: JsonObject, vclusterName: string): boolean {
  * untouched (another vCluster's, or not in a namespace this one owns), or refused with 503 while
  * the namespace labels cannot be trusted yet.
  */
-function hostGate(req: AdmissionRequest, deps: EndpointsAdmission): AdmissionReviewResponse | null {
+function hostGate(
+  req: AdmissionRequest,
+  kind: Kind,
+  deps: EndpointsAdmission,
+): AdmissionReviewResponse | null {
   const object = req.object as JsonObject;
-  if (!isOurHostCopy(object, deps.owner.vclusterName)) return allow(req.uid);
+  const ours = kind === "endpoints" ? isOurHostCopy : isOurSliceCopy;
+  if (!ours(object, deps.owner.vclusterName)) return allow(req.uid);
   const verdict = deps.owner.ownership(req.namespace);
   if (verdict === "unknown") {
     return deny(
       req.uid,
       newServiceUnavailable(
-        `endpoints ${JSON.stringify(objectRef(req))}: cannot tell whether namespace ${JSON.stringify(req.namespace)} belongs to vCluster ${JSON.stringify(deps.owner.vclusterName)}: the namespace cache is not synced`,
+        `${kind} ${JSON.stringify(objectRef(req))}: cannot tell whether namespace ${JSON.stringify(req.namespace)} belongs to vCluster ${JSON.stringify(deps.owner.vclusterName)}: the namespace cache is not synced`,
       ),
     );
   }
   if (verdict.owned) return null;
-  return allow(req.uid, [
-    `endpoints ${JSON.stringify(objectRef(req))} not patched: ${verdict.why}`,
-  ]);
+  return allow(req.uid, [`${kind} ${JSON.stringify(objectRef(req))} not patched: ${verdict.why}`]);
 }
 
 function objectRef(req: AdmissionRequest): string {
@@ -132,28 +161,39 @@ export async function admitEndpoints(
   req: AdmissionRequest,
   deps: EndpointsAdmission,
 ): Promise<AdmissionReviewResponse> {
-  if (!isEndpoints(req)) {
+  const kind = kindOf(req);
+  if (kind === null) {
     const r = req.resource;
     return deny(
       req.uid,
       newBadRequest(
-        `this endpoint admits core/v1 endpoints only, but the request is for ${r.group || "core"}/${r.version} ${r.resource}; check the webhook configuration's rules`,
+        `this endpoint admits core/v1 endpoints and discovery.k8s.io/v1 endpointslices only, but the request is for ${r.group || "core"}/${r.version} ${r.resource}${req.subResource ? `/${req.subResource}` : ""}; check the webhook configuration's rules`,
       ),
     );
   }
   if (!deps.enabled || (req.operation !== "CREATE" && req.operation !== "UPDATE") || !req.object) {
     return allow(req.uid);
   }
+  // vCluster syncs an EndpointSlice's endpoints virtual → host only: nothing to reverse.
+  if (kind === "endpointslices" && deps.side === "virtual") return allow(req.uid);
   if (deps.side === "host") {
-    const gated = hostGate(req, deps);
+    const gated = hostGate(req, kind, deps);
     if (gated !== null) return gated;
   }
   try {
-    const patched = await patchObject(req, deps);
+    const object = req.object as JsonObject;
+    const patched =
+      kind === "endpoints"
+        ? await patchObject(req, deps)
+        : await patchEndpointSlice(
+            object,
+            req.operation === "UPDATE" ? (req.oldObject as JsonObject | null) : null,
+            deps,
+          );
     return patched ? allowWithPatch(req.uid, req.object, patched) : allow(req.uid);
   } catch (err) {
     if (err instanceof KubeError && err.code === 503) return deny(req.uid, err);
-    const message = `endpoints ${JSON.stringify(objectRef(req))}: sync patch failed: ${err instanceof Error ? err.message : String(err)}`;
+    const message = `${kind} ${JSON.stringify(objectRef(req))}: sync patch failed: ${err instanceof Error ? err.message : String(err)}`;
     if (deps.onPatchError === "allow")
       return allow(req.uid, [`${message}; admitted unchanged (--on-patch-error=allow)`]);
     return deny(req.uid, newBadRequest(message));

@@ -1,0 +1,245 @@
+// Patches that route real traffic, on the node rig with vCluster's real syncer: a selector-less
+// Service in the virtual cluster whose Endpoints name one host pod (the decoy, answering
+// "unpatched"), and an expression of vgate's Endpoints webhook that rewrites that address to
+// another host pod (the target, answering "patched"). A client pod on the host calls the host
+// Service's ClusterIP: every answer must be the target's. kube-proxy routes from EndpointSlices,
+// which vCluster's EndpointSlice syncer and the host's mirroring controller both write
+// (docs/reference.md#endpointslices-and-patched-endpoints): no slice may ever carry the decoy's
+// address, and once the Service is up the slices must see no more writes.
+
+import assert from "node:assert/strict";
+import type { KubeObject } from "../support/kube/kube-client.js";
+import { nodeImages } from "../support/node/cluster-tier.js";
+import { startNodeRig, type NodeRig } from "../support/node/node-rig.js";
+import { installVgate } from "../support/node/vgate-install.js";
+import {
+  endpointsAddresses,
+  hostEndpoints,
+  hostSlices,
+  selectorlessService,
+  sliceAddresses,
+  type EndpointSliceObject,
+} from "../support/vcluster/selectorless.js";
+import {
+  HAVE_VCLUSTER,
+  VCLUSTER_SKIP_REASON,
+  vclusterParts,
+} from "../support/vcluster/vcluster-tier.js";
+import { startVCluster, type VClusterRig } from "../support/vcluster/vcluster-rig.js";
+import { writeLog, type WriteLog } from "../support/vcluster/write-log.js";
+
+const REQUESTS = 40;
+
+type Pod = KubeObject & { status?: { phase?: string; podIP?: string } };
+
+function httpdPod(name: string, body: string, image: string): Pod {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, namespace: "default", labels: { app: name } },
+    spec: {
+      containers: [
+        {
+          name: "httpd",
+          image,
+          imagePullPolicy: "Never",
+          command: [
+            "sh",
+            "-c",
+            `mkdir -p /www && echo ${body} > /www/index.html && exec httpd -f -p 8080 -h /www`,
+          ],
+          readinessProbe: { httpGet: { path: "/", port: 8080 }, periodSeconds: 1 },
+        },
+      ],
+    },
+  };
+}
+
+async function waitFor<T>(
+  what: string,
+  get: () => Promise<T>,
+  ok: (value: T) => boolean,
+  ms = 90_000,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  let last = await get();
+  while (!ok(last)) {
+    if (Date.now() > deadline)
+      assert.fail(`${what}: not within ${ms} ms; last: ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 250));
+    last = await get();
+  }
+  return last;
+}
+
+(HAVE_VCLUSTER ? describe : describe.skip)(
+  `vgate's patches route real traffic, next to vCluster's real syncer${VCLUSTER_SKIP_REASON}`,
+  function () {
+    this.timeout(300_000);
+    let rig: NodeRig;
+    let vc: VClusterRig;
+    let slices: WriteLog;
+    const ips = { target: "", decoy: "" };
+    let clusterIp = "";
+
+    const running = (name: string) =>
+      waitFor(
+        `the host pod ${name} running`,
+        () =>
+          rig.admin.get<Pod>({
+            apiVersion: "v1",
+            kind: "Pod",
+            metadata: { name, namespace: "default" },
+          }),
+        (p) => p?.status?.phase === "Running" && Boolean(p.status.podIP),
+      ).then((p) => p!.status!.podIP!);
+
+    /**
+     * Runs a client pod on the host that GETs each `address port` `times` times; one line per
+     * answer: its body, or FAILED. (busybox's nc, as its wget needs the C library's resolver, which
+     * a static busybox in an image with nothing else cannot load.)
+     */
+    async function client(
+      name: string,
+      targets: readonly string[],
+      times: number,
+    ): Promise<string[]> {
+      const get = (t: string) =>
+        `b=$(printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${t} | tail -n 1); echo "\${b:-FAILED}"`;
+      const loop = targets.map((t) => `for i in $(seq 1 ${times}); do ${get(t)}; done`).join("; ");
+      await rig.admin.create<Pod>({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name, namespace: "default" },
+        spec: {
+          restartPolicy: "Never",
+          containers: [
+            {
+              name: "client",
+              image: nodeImages().test.ref,
+              imagePullPolicy: "Never",
+              command: ["sh", "-c", loop],
+            },
+          ],
+        },
+      });
+      await waitFor(
+        `the client pod ${name} done`,
+        () =>
+          rig.admin.get<Pod>({
+            apiVersion: "v1",
+            kind: "Pod",
+            metadata: { name, namespace: "default" },
+          }),
+        (p) => p?.status?.phase === "Succeeded" || p?.status?.phase === "Failed",
+      );
+      const logs = await rig.kubectl(["-n", "default", "logs", name]);
+      assert.equal(logs.code, 0, logs.stderr);
+      return logs.stdout.trim().split("\n");
+    }
+
+    before(async () => {
+      const images = nodeImages();
+      rig = await startNodeRig({ pause: images.pause, images: [images.test] });
+      await rig.admin.create(httpdPod("target", "patched", images.test.ref));
+      await rig.admin.create(httpdPod("decoy", "unpatched", images.test.ref));
+      ips.target = await running("target");
+      ips.decoy = await running("decoy");
+      await installVgate(rig, images.vgate, {
+        endpoints: {
+          vclusterName: "vc",
+          vclusterNamespace: "vcluster-vc",
+          config: [
+            "sync:",
+            "  toHost:",
+            "    endpoints:",
+            "      enabled: true",
+            "      patches:",
+            "        - path: subsets[*].addresses[*].ip",
+            `          expression: 'value === "${ips.decoy}" ? "${ips.target}" : value'`,
+            "",
+          ].join("\n"),
+        },
+      });
+      vc = await startVCluster(rig, vclusterParts(), { name: "vc", hostNamespace: "vcluster-vc" });
+      slices = await writeLog(
+        rig.admin,
+        `/apis/discovery.k8s.io/v1/namespaces/${vc.hostNamespace}/endpointslices`,
+      );
+    });
+    after(async () => {
+      slices?.stop();
+      await vc?.stop();
+      await rig?.stop();
+    });
+
+    it("a virtual Service whose Endpoints name the decoy is answered by the target only", async () => {
+      clusterIp = await selectorlessService(rig, vc, "default", "web");
+      await vc.virtual.admin.create({
+        apiVersion: "v1",
+        kind: "Endpoints",
+        metadata: { name: "web", namespace: "default" },
+        subsets: [
+          {
+            addresses: [{ ip: ips.decoy }],
+            ports: [{ name: "http", port: 8080, protocol: "TCP" }],
+          },
+        ],
+      });
+      const host = await waitFor(
+        "the host Endpoints of web",
+        () => hostEndpoints(rig, vc, "default", "web"),
+        (ep) => endpointsAddresses(ep).length > 0,
+      );
+      assert.deepEqual(endpointsAddresses(host), [ips.target]);
+      await waitFor(
+        "the host EndpointSlices of web: the target's address alone",
+        () => hostSlices(rig, vc, "default", "web"),
+        (s) => sliceAddresses(s).join() === ips.target,
+      );
+      // kube-proxy programs the Service a moment after its slice: wait for the first answer.
+      await waitFor(
+        "a first answer through the ClusterIP",
+        () => client(`probe-${Date.now()}`, [`${clusterIp} 80`], 1),
+        (lines) => lines[0] === "patched",
+      );
+      const lines = await client("client", [`${clusterIp} 80`, `${ips.decoy} 8080`], REQUESTS);
+      const viaService = lines.slice(0, REQUESTS);
+      const direct = lines.slice(REQUESTS);
+      assert.deepEqual(
+        [...new Set(viaService)],
+        ["patched"],
+        `${REQUESTS} GETs of ${clusterIp}:80 from a host pod`,
+      );
+      // The control: the decoy answers, with its own body, so a misrouted request would show.
+      assert.deepEqual([...new Set(direct)], ["unpatched"]);
+    });
+
+    it("no host EndpointSlice ever carried the decoy's address, and the slices are quiet", async () => {
+      const web = (name: string) => name.startsWith("web-");
+      const written = slices.since(0, web);
+      assert.ok(written.length > 0, "the slices of web were watched from before they existed");
+      const carried = written.filter((w) =>
+        sliceAddresses([w.object as EndpointSliceObject]).includes(ips.decoy),
+      );
+      assert.deepEqual(
+        carried.map((w) => `${w.type} ${w.name} ${w.resourceVersion}`),
+        [],
+        "writes of a slice with the decoy's address",
+      );
+      const start = Date.now();
+      await new Promise((r) => setTimeout(r, 15_000));
+      assert.deepEqual(
+        slices.since(start, web).map((w) => `${w.type} ${w.name} ${w.resourceVersion}`),
+        [],
+        "writes of web's slices in 15 s after it answered",
+      );
+      const now = await hostSlices(rig, vc, "default", "web");
+      assert.equal(now.length, 1, "one host slice for web");
+      const meta = now[0]!.metadata;
+      console.log(
+        `      host slice ${meta.name}: ${written.length} writes until settled (creates ${written.filter((w) => w.type === "ADDED").length}, deletes ${written.filter((w) => w.type === "DELETED").length}); managed-by ${meta.labels?.["endpointslice.kubernetes.io/managed-by"]}, bookkeeping kind ${meta.annotations?.["vcluster.loft.sh/object-kind"]}`,
+      );
+    });
+  },
+);
