@@ -10,14 +10,10 @@
 
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { symlinkSync } from "node:fs";
-import { join } from "node:path";
 import type { KubeTestClient } from "../support/kube/kube-client.js";
-import { readmeBlock } from "../support/readme-blocks.js";
-import { repoFile } from "../support/fixtures.js";
 import { nodeImages } from "../support/node/cluster-tier.js";
 import { startNodeRig, type NodeRig } from "../support/node/node-rig.js";
-import { bash, installVgate, type VgateInstall } from "../support/node/vgate-install.js";
+import { installVgate, type VgateInstall } from "../support/node/vgate-install.js";
 import {
   endpointsAddresses,
   hostEndpoints,
@@ -33,6 +29,7 @@ import {
   vclusterParts,
 } from "../support/vcluster/vcluster-tier.js";
 import { startVCluster, type VClusterRig } from "../support/vcluster/vcluster-rig.js";
+import { installVirtualWebhook } from "../support/vcluster/virtual-webhook.js";
 import { writeLog, type WriteLog } from "../support/vcluster/write-log.js";
 
 const UNPATCHED = "10.1.2.3";
@@ -57,8 +54,6 @@ const CONFIG = `sync:
         - path: metadata.labels
           labels: {}
 `;
-
-const VIRTUAL_WEBHOOK_FIRST_LINE = "# In the virtual cluster: the webhook for reverseExpressions";
 
 /**
  * A reference's host name in single-namespace mode, computed here from the formula of
@@ -242,9 +237,7 @@ const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.flo
         () => virtualEndpoints(vc, ns, "leak"),
         (ep) => ownsOwner(ep, "vcluster"),
       );
-      symlinkSync(vc.virtual.adminKubeconfig, join(install.workDir, "virtual.kubeconfig"));
-      const block = readmeBlock(repoFile("manifests/README.md"), VIRTUAL_WEBHOOK_FIRST_LINE);
-      await bash(block.join("\n"), install.workDir, install.env);
+      await installVirtualWebhook(install, vc.virtual.adminKubeconfig);
     });
     after(async () => {
       for (const l of logs) for (const w of Object.values(l)) w.stop();
