@@ -28,8 +28,8 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { stringify } from "yaml";
-import { repoRoot } from "../support/fixtures.js";
+import { parse } from "yaml";
+import { repoFile, repoRoot } from "../support/fixtures.js";
 import type { OpenWatch } from "../support/kube/kube-client.js";
 import { writeKubeconfig } from "../support/kube/kubeconfig-file.js";
 import type { Supervised } from "../support/kube/processes.js";
@@ -42,26 +42,14 @@ import {
   VCLUSTER_SKIP_REASON,
   vclusterParts,
 } from "../support/vcluster/vcluster-tier.js";
+import type { Values } from "../support/vcluster/syncer-config.js";
 import { startVCluster, type VClusterRig } from "../support/vcluster/vcluster-rig.js";
 
-/** The user's vcluster.yaml: what vCluster's syncer and vgate sync both run with. */
-const VCLUSTER_YAML = {
-  sync: {
-    toHost: {
-      endpoints: {
-        enabled: false,
-        patches: [
-          {
-            path: "subsets[*].addresses[*].ip",
-            expression: 'value.replace("192.0.2.", "198.51.100.")',
-          },
-          { path: 'metadata.annotations["example.com/owner"]', expression: '"tenant-" + value' },
-        ],
-      },
-      endpointSlices: { enabled: false },
-    },
-  },
-};
+/**
+ * The user's vcluster.yaml, the README's example: what vCluster's syncer and vgate sync both run
+ * with.
+ */
+const VCLUSTER_YAML = parse(repoFile("webhook/examples/vcluster-alongside.yaml")) as Values;
 const patchedIp = (ip: string) => ip.replace("192.0.2.", "198.51.100.");
 
 /** The virtual cluster's host namespace, and vgate sync's service account there. */
@@ -277,7 +265,7 @@ const managers = (o: Obj) => [...new Set((o.metadata.managedFields ?? []).map((m
         "vgate-sync-virtual",
       );
       const config = join(rig.dir, "vcluster.yaml");
-      writeFileSync(config, stringify(VCLUSTER_YAML), { mode: 0o600 });
+      writeFileSync(config, repoFile("webhook/examples/vcluster-alongside.yaml"), { mode: 0o600 });
 
       // Every event on the host copies, from before vgate sync starts.
       hostWatch = rig.admin.watch(

@@ -1,0 +1,38 @@
+// The README's vCluster examples are the files the tests run: the `vcluster.yaml` shown for `vgate
+// sync --alongside-vcluster` is webhook/examples/vcluster-alongside.yaml, which
+// test/cluster/vcluster-side-by-side.test.ts gives vCluster's syncer and vgate sync, line for line
+// (the file's leading comment aside), and `vgate check-config` accepts it.
+
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { repoFile, repoRoot } from "../support/fixtures.js";
+
+/** The lines of the README's ```yaml block whose first line is `first`. */
+function yamlBlock(readme: string, first: string): string[] {
+  for (const m of readme.matchAll(/^```yaml\n([\s\S]*?)^```$/gm)) {
+    const lines = m[1]!.trimEnd().split("\n");
+    if (lines[0] === first) return lines.slice(1);
+  }
+  throw new Error(`README.md has no yaml block starting with ${JSON.stringify(first)}`);
+}
+
+describe("README: the vCluster examples", () => {
+  const file = "webhook/examples/vcluster-alongside.yaml";
+
+  it(`the vcluster.yaml shown for --alongside-vcluster is ${file}`, () => {
+    const shown = yamlBlock(repoFile("README.md"), `# ${file}`);
+    const lines = repoFile(file).trimEnd().split("\n");
+    const body = lines.slice(lines.findIndex((l) => !l.startsWith("#")));
+    assert.deepEqual(shown, body);
+  });
+
+  it(`vgate check-config accepts ${file}`, () => {
+    const r = spawnSync(join(repoRoot, "webhook/bin/vgate"), ["check-config", file], {
+      cwd: repoRoot,
+      encoding: "utf8",
+    });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout.trim(), "OK");
+  });
+});
