@@ -81,10 +81,12 @@ test-cluster: install
 	$(NODE_BIN)/mocha --no-config --require dist/test/support/mocha-root.js --timeout 600000 'dist/test/cluster/**/*.test.js'
 
 # The same node with vgate installed, until Ctrl-C (or SIGTERM), which tears it all down; kubectl
-# works from the host with .cluster/kubeconfig. Needs root, make kube and make images.
+# works from the host with .cluster/kubeconfig. Needs root, make kube and make images. VCLUSTER=1
+# adds vCluster's own syncer (a virtual cluster vc, .cluster/virtual.kubeconfig) and vgate's
+# Endpoints webhook.
 cluster: build
 	@$(MAKE) --no-print-directory images-if-possible
-	node dist/test/support/node/playground.js
+	node dist/test/support/node/playground.js $(if $(filter 1,$(VCLUSTER)),--vcluster)
 
 # The images as of this checkout before the node runs them (about 2 s when nothing changed); as
 # non-root, or without buildah, the tier uses what make images built last, or skips.

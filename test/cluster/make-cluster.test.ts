@@ -1,20 +1,76 @@
-// The README's `make cluster` block, run as written: `make cluster` in the foreground, then each
-// following line in one shell (a folder of its own, the exported KUBECONFIG), each showing what its
+// The README's `make cluster` blocks, run as written: `make cluster` (or `make cluster VCLUSTER=1`)
+// in the foreground, then each following line in one shell (the exported KUBECONFIG; a folder of
+// its own, or the checkout for the block whose lines name its files), each showing what its
 // comment promises; then Ctrl-C to the process group, as a terminal sends it, after which the host
 // must be as it was before.
 
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
 import { repoFile, repoRoot } from "../support/fixtures.js";
 import { HAVE_NODE, NODE_SKIP_REASON } from "../support/node/cluster-tier.js";
 import { diffHostState, hostState } from "../support/node/host-state.js";
-import { readmeBlock } from "../support/readme-blocks.js";
+import { readmeBlock, runPromisedBlock } from "../support/readme-blocks.js";
 import { until } from "../support/until.js";
+import { HAVE_VCLUSTER, VCLUSTER_SKIP_REASON } from "../support/vcluster/vcluster-tier.js";
 
-const lines = readmeBlock(repoFile("README.md"), "make cluster");
+const plain = readmeBlock(repoFile("README.md"), "make cluster ");
+const withVCluster = readmeBlock(repoFile("README.md"), "make cluster VCLUSTER=1");
+
+/**
+ * Starts the block's first line (`make cluster …`), runs `check` with a scratch folder and the
+ * user's environment (KUBECONFIG as the block's second line exports it) once it is ready, then
+ * sends Ctrl-C and checks the host is as it was.
+ */
+async function playground(
+  lines: readonly string[],
+  check: (dir: string, env: NodeJS.ProcessEnv) => Promise<void>,
+): Promise<void> {
+  const args = lines[0]!
+    .replace(/\s#.*$/, "")
+    .trim()
+    .split(/\s+/);
+  assert.deepEqual(args.slice(0, 2), ["make", "cluster"]);
+  const exported = /^export KUBECONFIG=\$PWD\/(\S+)$/.exec(lines[1]!);
+  assert.ok(exported, `the block's second line exports KUBECONFIG: ${lines[1]}`);
+  const before = await hostState();
+  const make = spawn(args[0]!, args.slice(1), {
+    cwd: repoRoot,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  make.stdout.on("data", (c: Buffer) => (output += c.toString()));
+  make.stderr.on("data", (c: Buffer) => (output += c.toString()));
+  const exited = new Promise<string>((r) =>
+    make.once("exit", (code, signal) => r(signal ?? String(code))),
+  );
+  const dir = mkdtempSync(join(tmpdir(), "vgate-make-cluster-"));
+  try {
+    await until(
+      () => output.includes("Ctrl-C stops everything.") || make.exitCode !== null,
+      "make cluster ready",
+      300_000,
+    );
+    assert.equal(make.exitCode, null, `make cluster exited early:\n${output}`);
+    const kubeconfig = join(repoRoot, exported[1]!);
+    assert.ok(existsSync(kubeconfig), kubeconfig);
+    await check(dir, {
+      ...process.env,
+      HOME: dir,
+      KUBECONFIG: kubeconfig,
+      PATH: `${resolve(repoRoot, "plugin/bin")}${delimiter}${process.env["PATH"] ?? ""}`,
+    });
+  } finally {
+    if (make.exitCode === null) process.kill(-make.pid!, "SIGINT");
+    rmSync(dir, { recursive: true, force: true });
+  }
+  assert.match(await exited, /^(0|SIGINT)$/, output);
+  assert.match(output, /stopped; the host is as it was/);
+  assert.deepEqual(diffHostState(before, await hostState()), []);
+}
 
 (HAVE_NODE ? describe : describe.skip)(
   `README: the make cluster block${NODE_SKIP_REASON}`,
@@ -22,45 +78,15 @@ const lines = readmeBlock(repoFile("README.md"), "make cluster");
     this.timeout(600_000);
 
     it("runs as written, and Ctrl-C leaves the host as it was", async () => {
-      assert.match(lines[0]!, /^make cluster\b/);
-      assert.equal(lines[1], "export KUBECONFIG=$PWD/.cluster/kubeconfig");
-      const before = await hostState();
-      const make = spawn("make", ["cluster"], {
-        cwd: repoRoot,
-        detached: true,
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let output = "";
-      make.stdout.on("data", (c: Buffer) => (output += c.toString()));
-      make.stderr.on("data", (c: Buffer) => (output += c.toString()));
-      const exited = new Promise<string>((r) =>
-        make.once("exit", (code, signal) => r(signal ?? String(code))),
-      );
-      const dir = mkdtempSync(join(tmpdir(), "vgate-make-cluster-"));
-      try {
-        await until(
-          () => output.includes("Ctrl-C stops everything.") || make.exitCode !== null,
-          "make cluster ready",
-          300_000,
-        );
-        assert.equal(make.exitCode, null, `make cluster exited early:\n${output}`);
-        const kubeconfig = join(repoRoot, ".cluster/kubeconfig");
-        assert.ok(existsSync(kubeconfig));
-        const env = {
-          ...process.env,
-          HOME: dir,
-          KUBECONFIG: kubeconfig,
-          PATH: `${resolve(repoRoot, "plugin/bin")}${delimiter}${process.env["PATH"] ?? ""}`,
-        };
-        const script = lines
+      await playground(plain, async (dir, env) => {
+        const script = plain
           .slice(2)
           .map((l, i) => `{\n${l}\n} >"${dir}/out.${i}" 2>&1; echo $? >"${dir}/code.${i}"`)
           .join("\n");
         await new Promise<void>((done) =>
           execFile("bash", ["-c", script], { cwd: dir, env, timeout: 120_000 }, () => done()),
         );
-        const { readFileSync } = await import("node:fs");
-        lines.slice(2).forEach((line, i) => {
+        plain.slice(2).forEach((line, i) => {
           const out = readFileSync(join(dir, `out.${i}`), "utf8");
           assert.equal(readFileSync(join(dir, `code.${i}`), "utf8").trim(), "0", `${line}\n${out}`);
           const promised = /\s#\s(.*)$/.exec(line)?.[1] ?? "";
@@ -71,13 +97,21 @@ const lines = readmeBlock(repoFile("README.md"), "make cluster");
             assert.equal(out.trim(), promised, line);
           }
         });
-      } finally {
-        if (make.exitCode === null) process.kill(-make.pid!, "SIGINT");
-        rmSync(dir, { recursive: true, force: true });
-      }
-      assert.match(await exited, /^(0|SIGINT)$/, output);
-      assert.match(output, /stopped; the host is as it was/);
-      assert.deepEqual(diffHostState(before, await hostState()), []);
+      });
+    });
+  },
+);
+
+(HAVE_VCLUSTER ? describe : describe.skip)(
+  `README: the make cluster VCLUSTER=1 block${VCLUSTER_SKIP_REASON}`,
+  function () {
+    this.timeout(600_000);
+
+    it("runs as written: the host copy is patched, the virtual object is not", async () => {
+      // Its lines name files of the checkout, so they run there; their output goes to `dir`.
+      await playground(withVCluster, (dir, env) =>
+        runPromisedBlock(withVCluster.slice(2), dir, env, 120_000, repoRoot),
+      );
     });
   },
 );

@@ -19,21 +19,23 @@ export const comment = (line: string): string => /\s#\s(.*)$/.exec(line)?.[1] ??
 const words = (text: string): string => text.trim().split(/\s+/).join(" ");
 
 /**
- * Runs `lines` in one bash, in order, in `dir` (which gets each line's output files), and checks
- * what each line's comment promises: a line promising `Error from server …` must fail with exactly
- * that text, a promised table header or message must be printed, and every other line must succeed.
+ * Runs `lines` in one bash, in order, in `cwd` (default `dir`; `dir` gets each line's output
+ * files), and checks what each line's comment promises: a line promising `Error from server …` must
+ * fail with exactly that text, a promised table header or message must be printed, and every other
+ * line must succeed.
  */
 export async function runPromisedBlock(
   lines: readonly string[],
   dir: string,
   env: NodeJS.ProcessEnv,
   timeoutMs = 100_000,
+  cwd = dir,
 ): Promise<void> {
   const script = lines
     .map((l, i) => `{\n${l}\n} >"${dir}/out.${i}" 2>"${dir}/err.${i}"; echo $? >"${dir}/code.${i}"`)
     .join("\n");
   await new Promise<void>((done) =>
-    execFile("bash", ["-c", script], { cwd: dir, env, timeout: timeoutMs }, () => done()),
+    execFile("bash", ["-c", script], { cwd, env, timeout: timeoutMs }, () => done()),
   );
   lines.forEach((line, i) => {
     const read = (what: string) => readFileSync(join(dir, `${what}.${i}`), "utf8");

@@ -2,11 +2,14 @@
 // from the README (its image on the node, two replicas, the Service, certificates from `vgate
 // certs`, kube-apiserver wired to vgate's token and authorization webhooks), in the foreground
 // until Ctrl-C or SIGTERM, which tear everything down. Writes an admin kubeconfig to
-// .cluster/kubeconfig that works from the host.
+// .cluster/kubeconfig that works from the host. With --vcluster (make cluster VCLUSTER=1), vgate's
+// Endpoints webhook is installed too, with webhook/examples/vcluster.yaml, and vCluster's own
+// syncer runs a virtual cluster `vc` in the host namespace `vcluster-vc`, whose admin kubeconfig
+// goes to .cluster/virtual.kubeconfig.
 //
-//   node dist/test/support/node/playground.js [--dir=.cluster]
+//   node dist/test/support/node/playground.js [--dir=.cluster] [--vcluster]
 
-import { copyFile, mkdir } from "node:fs/promises";
+import { copyFile, mkdir, readFile } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { kubeVersions } from "../kube/binaries.js";
@@ -15,6 +18,12 @@ import { rigImages } from "./images.js";
 import { startNodeRig } from "./node-rig.js";
 import { nodeRigPrerequisites } from "./prerequisites.js";
 import { installVgate } from "./vgate-install.js";
+import { findVCluster } from "../vcluster/vcluster-binary.js";
+import { startVCluster, type VClusterRig } from "../vcluster/vcluster-rig.js";
+import { installVirtualWebhook } from "../vcluster/virtual-webhook.js";
+
+const VCLUSTER_NAME = "vc";
+const VCLUSTER_NAMESPACE = "vcluster-vc";
 
 const HELP = `Usage: make cluster
 
@@ -25,14 +34,21 @@ README's install section says and wires kube-apiserver to vgate's token and auth
 Writes an admin kubeconfig to .cluster/kubeconfig. Ctrl-C (or SIGTERM) stops everything and leaves
 the host as it was. Needs root.
 
+With VCLUSTER=1 (--vcluster) it also installs vgate's Endpoints webhook (the endpoints component,
+config webhook/examples/vcluster.yaml) and runs vCluster's own syncer (make kube builds it) for a
+virtual cluster "vc" in the host namespace "vcluster-vc", with its telemetry off. The virtual
+cluster's admin kubeconfig goes to .cluster/virtual.kubeconfig.
+
 Options:
-  --dir=PATH  where the kubeconfig goes (default .cluster)
-  -h, --help  show this help`;
+  --dir=PATH   where the kubeconfigs go (default .cluster)
+  --vcluster   also vCluster's syncer and vgate's Endpoints webhook
+  -h, --help   show this help`;
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
       dir: { type: "string", default: join(repoRoot, ".cluster") },
+      vcluster: { type: "boolean", default: false },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -44,6 +60,11 @@ async function main(): Promise<number> {
   const images = rigImages();
   if (missing || "missing" in images) {
     console.error(`error: ${missing ?? ("missing" in images ? images.missing : "")}`);
+    return 2;
+  }
+  const vcluster = values.vcluster ? findVCluster() : undefined;
+  if (vcluster && "missing" in vcluster) {
+    console.error(`error: ${vcluster.missing}`);
     return 2;
   }
   const dir = resolve(values.dir);
@@ -66,9 +87,35 @@ async function main(): Promise<number> {
   try {
     if (!stopping) {
       console.log("installing vgate from the README ...");
-      const install = await installVgate(rig, images.found.vgate);
+      const install = await installVgate(
+        rig,
+        images.found.vgate,
+        vcluster
+          ? {
+              endpoints: {
+                vclusterName: VCLUSTER_NAME,
+                vclusterNamespace: VCLUSTER_NAMESPACE,
+                config: await readFile(join(repoRoot, "webhook/examples/vcluster.yaml"), "utf8"),
+              },
+            }
+          : {},
+      );
       const kubeconfig = join(dir, "kubeconfig");
       await copyFile(rig.adminKubeconfig, kubeconfig);
+      let vc: VClusterRig | undefined;
+      if (vcluster && "found" in vcluster && !stopping) {
+        console.log(`starting vCluster ${vcluster.found.version}'s syncer ...`);
+        vc = await startVCluster(rig, vcluster.found, {
+          name: VCLUSTER_NAME,
+          hostNamespace: VCLUSTER_NAMESPACE,
+          // vCluster's defaults, as in the README's webhook setup: its own config carries no
+          // patches (open-source vCluster refuses them as a Pro feature; vgate's config has them).
+          log: (line) => console.log(`  ${line}`),
+        });
+        await copyFile(vc.virtual.adminKubeconfig, join(dir, "virtual.kubeconfig"));
+        console.log("installing vgate's webhook in the virtual cluster (manifests/README.md) ...");
+        await installVirtualWebhook(install, vc.virtual.adminKubeconfig);
+      }
       const rel = (p: string) => {
         const r = relative(process.cwd(), p);
         return r && !r.startsWith("..") ? r : p;
@@ -79,7 +126,12 @@ ready in ${Math.round((Date.now() - t0) / 1000)} s
 API server  ${rig.url}   (admin, system:masters)
 node        ${rig.nodeName} ${rig.nodeIp}, network namespace ${rig.netns}
 vgate       2 replicas in vgate-system, Service ClusterIP ${install.clusterIp}
-logs        ${rel(join(rig.dir, "logs"))}/
+logs        ${rel(join(rig.dir, "logs"))}/${
+        vc
+          ? `
+vCluster    "${vc.name}" in ${vc.hostNamespace}: ${rel(join(dir, "virtual.kubeconfig"))} (admin)`
+          : ""
+      }
 
 Point kubectl at it:
   export KUBECONFIG=${rel(kubeconfig)}
