@@ -86,7 +86,7 @@ test-cluster: install
 # Endpoints webhook.
 cluster: build
 	@$(MAKE) --no-print-directory images-if-possible
-	node dist/test/support/node/playground.js $(if $(filter 1,$(VCLUSTER)),--vcluster)
+	node dist/test/support/play/node-cluster.js $(if $(filter 1,$(VCLUSTER)),--vcluster)
 
 # The images as of this checkout before the node runs them (about 2 s when nothing changed); as
 # non-root, or without buildah, the tier uses what make images built last, or skips.

@@ -7,17 +7,17 @@
 // syncer runs a virtual cluster `vc` in the host namespace `vcluster-vc`, whose admin kubeconfig
 // goes to .cluster/virtual.kubeconfig.
 //
-//   node dist/test/support/node/playground.js [--dir=.cluster] [--vcluster]
+//   node dist/test/support/play/node-cluster.js [--dir=.cluster] [--vcluster]
 
 import { copyFile, mkdir, readFile } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { kubeVersions } from "../kube/binaries.js";
 import { repoRoot } from "../fixtures.js";
-import { rigImages } from "./images.js";
-import { startNodeRig } from "./node-rig.js";
-import { nodeRigPrerequisites } from "./prerequisites.js";
-import { installVgate } from "./vgate-install.js";
+import { rigImages } from "../node/images.js";
+import { startNodeRig } from "../node/node-rig.js";
+import { nodeRigPrerequisites } from "../node/prerequisites.js";
+import { installVgate } from "../node/vgate-install.js";
 import { findVCluster } from "../vcluster/vcluster-binary.js";
 import { startVCluster, type VClusterRig } from "../vcluster/vcluster-rig.js";
 import { installVirtualWebhook } from "../vcluster/virtual-webhook.js";
