@@ -11,14 +11,20 @@ export const VCLUSTER_MODULE = "github.com/loft-sh/vcluster";
 
 export type ModuleLookup = { found: { dir: string; version: string } } | { missing: string };
 
+/** Go as make kube finds it: on PATH, else where the official tarball puts it. */
+const GO = existsSync("/usr/local/go/bin/go") ? ["go", "/usr/local/go/bin/go"] : ["go"];
+
 /** `go list -m` in the wrapper module, read-only and offline. */
 export function findVClusterModule(env: NodeJS.ProcessEnv = process.env): ModuleLookup {
-  const r = spawnSync("go", ["list", "-m", "-f", "{{.Dir}}\t{{.Version}}", VCLUSTER_MODULE], {
-    cwd: join(repoRoot, "test/kube/vcluster"),
-    encoding: "utf8",
-    env: { ...env, GOTOOLCHAIN: "local", GOFLAGS: "-mod=readonly", GOPROXY: "off" },
-    timeout: 60_000,
-  });
+  const list = (go: string) =>
+    spawnSync(go, ["list", "-m", "-f", "{{.Dir}}\t{{.Version}}", VCLUSTER_MODULE], {
+      cwd: join(repoRoot, "test/kube/vcluster"),
+      encoding: "utf8",
+      env: { ...env, GOTOOLCHAIN: "local", GOFLAGS: "-mod=readonly", GOPROXY: "off" },
+      timeout: 60_000,
+    });
+  let r = list(GO[0]!);
+  if (r.error && GO[1]) r = list(GO[1]);
   if (r.error) {
     const code = (r.error as NodeJS.ErrnoException).code;
     return { missing: code === "ENOENT" ? "Go is not installed" : `go list failed: ${code}` };
