@@ -9,6 +9,7 @@
 
 import assert from "node:assert/strict";
 import type { KubeObject } from "../support/kube/kube-client.js";
+import { untilValue } from "../support/until.js";
 import { nodeImages } from "../support/node/cluster-tier.js";
 import { startNodeRig, type NodeRig } from "../support/node/node-rig.js";
 import { installVgate } from "../support/node/vgate-install.js";
@@ -55,23 +56,6 @@ function httpdPod(name: string, body: string, image: string): Pod {
   };
 }
 
-async function waitFor<T>(
-  what: string,
-  get: () => Promise<T>,
-  ok: (value: T) => boolean,
-  ms = 90_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last = await get();
-  while (!ok(last)) {
-    if (Date.now() > deadline)
-      assert.fail(`${what}: not within ${ms} ms; last: ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 250));
-    last = await get();
-  }
-  return last;
-}
-
 (HAVE_VCLUSTER ? describe : describe.skip)(
   `vgate's patches route real traffic, next to vCluster's real syncer${VCLUSTER_SKIP_REASON}`,
   function () {
@@ -83,7 +67,7 @@ async function waitFor<T>(
     let clusterIp = "";
 
     const running = (name: string) =>
-      waitFor(
+      untilValue(
         `the host pod ${name} running`,
         () =>
           rig.admin.get<Pod>({
@@ -123,7 +107,7 @@ async function waitFor<T>(
           ],
         },
       });
-      await waitFor(
+      await untilValue(
         `the client pod ${name} done`,
         () =>
           rig.admin.get<Pod>({
@@ -186,19 +170,19 @@ async function waitFor<T>(
           },
         ],
       });
-      const host = await waitFor(
+      const host = await untilValue(
         "the host Endpoints of web",
         () => hostEndpoints(rig, vc, "default", "web"),
         (ep) => endpointsAddresses(ep).length > 0,
       );
       assert.deepEqual(endpointsAddresses(host), [ips.target]);
-      await waitFor(
+      await untilValue(
         "the host EndpointSlices of web: the target's address alone",
         () => hostSlices(rig, vc, "default", "web"),
         (s) => sliceAddresses(s).join() === ips.target,
       );
       // kube-proxy programs the Service a moment after its slice: wait for the first answer.
-      await waitFor(
+      await untilValue(
         "a first answer through the ClusterIP",
         () => client(`probe-${Date.now()}`, [`${clusterIp} 80`], 1),
         (lines) => lines[0] === "patched",

@@ -11,6 +11,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import type { KubeTestClient } from "../support/kube/kube-client.js";
+import { untilValue } from "../support/until.js";
 import { nodeImages } from "../support/node/cluster-tier.js";
 import { startNodeRig, type NodeRig } from "../support/node/node-rig.js";
 import { installVgate, type VgateInstall } from "../support/node/vgate-install.js";
@@ -65,23 +66,6 @@ function hostNameShort(name: string, namespace: string, vcluster: string): strin
   while (zeros < digest.length && digest[zeros] === 0) zeros++;
   const base36 = BigInt(`0x${digest.toString("hex")}`).toString(36);
   return `v${`${"0".repeat(zeros)}${base36}`.slice(0, 13)}`;
-}
-
-async function waitFor<T>(
-  what: string,
-  get: () => Promise<T>,
-  ok: (value: T) => boolean,
-  ms = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last = await get();
-  while (!ok(last)) {
-    if (Date.now() > deadline)
-      assert.fail(`${what}: not within ${ms} ms; last: ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 250));
-    last = await get();
-  }
-  return last;
 }
 
 async function mergePatch(
@@ -166,7 +150,7 @@ const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.flo
     /** Until no write has been seen for 2 s. */
     async function quiet() {
       let count = -1;
-      await waitFor(
+      await untilValue(
         "no write for 2 s",
         async () => {
           await new Promise((r) => setTimeout(r, 2000));
@@ -197,7 +181,7 @@ const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.flo
         await mergePatch(vc.virtual.admin, virtualPath(name), {
           metadata: { annotations: { "example.com/owner": value } },
         });
-        await waitFor(
+        await untilValue(
           `the host copy of ${name} with owner ${expected(value)}`,
           () => hostEndpoints(rig, vc, ns, name),
           (ep) => annotations(ep)["example.com/owner"] === expected(value),
@@ -218,7 +202,7 @@ const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.flo
       logsOpen = await openLogs();
       // Without vgate: the syncer alone.
       await endpointsFor("plain", UNPATCHED, { "example.com/owner": "team" });
-      await waitFor(
+      await untilValue(
         "the syncer's host copy of plain",
         () => hostEndpoints(rig, vc, ns, "plain"),
         (ep) => annotations(ep)["example.com/owner"] === "team",
@@ -232,7 +216,7 @@ const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.flo
       logsOpen = await openLogs();
       // Before the virtual cluster has its webhook: what the syncer brings back is not reversed.
       await endpointsFor("leak", UNPATCHED, { "example.com/owner": "team" });
-      leaked = await waitFor(
+      leaked = await untilValue(
         "the syncer's write of owner into the virtual leak",
         () => virtualEndpoints(vc, ns, "leak"),
         (ep) => ownsOwner(ep, "vcluster"),
@@ -250,7 +234,7 @@ const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.flo
         "example.com/owner": "team",
         "example.com/tls-secret": "db-tls",
       });
-      const host = await waitFor(
+      const host = await untilValue(
         "the host copy of db, patched",
         () => hostEndpoints(rig, vc, ns, "db"),
         (ep) => endpointsAddresses(ep).length > 0,
@@ -272,7 +256,7 @@ const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.flo
       assert.equal(annotations(virtual)["example.com/tls-secret"], "db-tls");
       assert.deepEqual(endpointsAddresses(virtual), [UNPATCHED]);
       // The slice kube-proxy reads has the patched address too.
-      const slices = await waitFor(
+      const slices = await untilValue(
         "the host EndpointSlice of db with the patched address",
         () => hostSlices(rig, vc, ns, "db"),
         (s) => s.length === 1 && sliceAddresses(s).join() === PATCHED,
@@ -289,7 +273,7 @@ const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.flo
           },
         ],
       });
-      const host = await waitFor(
+      const host = await untilValue(
         "the host copy of db with two addresses",
         () => hostEndpoints(rig, vc, ns, "db"),
         (ep) => endpointsAddresses(ep).length === 2,
@@ -310,7 +294,7 @@ const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.flo
       // The syncer copies what changed on the host since its own write into the virtual object:
       // vgate's patch is such a change. It wrote owner (its managed fields say so), and the
       // virtual webhook made "tenant-team" "team" again.
-      const virtual = await waitFor(
+      const virtual = await untilValue(
         "the syncer's write of owner into the virtual db",
         () => virtualEndpoints(vc, ns, "db"),
         (ep) => ownsOwner(ep, "vcluster"),
