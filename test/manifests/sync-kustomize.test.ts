@@ -801,8 +801,10 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
           // Waiting for pods and the Lease needs a node (the cluster tier runs those lines).
           const needsNode = /rollout status|get lease/;
           const lines = readmeBlocks("sh")
+            // vgate sync's blocks; the Endpoints webhook's virtual-cluster block is the cluster
+            // tier's (test/support/vcluster/virtual-webhook.ts).
             .filter((b) =>
-              /^# (In the virtual cluster|Only without exportKubeConfig|In the host cluster)/.test(
+              /^# (In the virtual cluster: vgate sync's|Only without exportKubeConfig|In the host cluster: vgate sync's)/.test(
                 b,
               ),
             )
