@@ -11,6 +11,8 @@ import { repoRoot } from "../fixtures.js";
 export interface KubeVersions {
   kube: string;
   etcd: string;
+  /** vCluster's syncer (test/support/vcluster/). */
+  vcluster: string;
 }
 
 /** test/kube/versions.env, the one place the versions are pinned. */
@@ -21,7 +23,11 @@ export function kubeVersions(): KubeVersions {
     if (!m) throw new Error(`test/kube/versions.env has no ${key}`);
     return m[1]!;
   };
-  return { kube: value("KUBE_VERSION"), etcd: value("ETCD_VERSION") };
+  return {
+    kube: value("KUBE_VERSION"),
+    etcd: value("ETCD_VERSION"),
+    vcluster: value("VCLUSTER_VERSION"),
+  };
 }
 
 export interface KubeBinaries {

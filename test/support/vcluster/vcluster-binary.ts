@@ -2,10 +2,9 @@
 // test/kube/vcluster/) and where its Go module's source is (the module cache make kube filled):
 // the tests run the one and read the other's chart values and schema, never copying either.
 
-import { accessSync, constants, readFileSync } from "node:fs";
+import { accessSync, constants } from "node:fs";
 import { join } from "node:path";
-import { repoRoot } from "../fixtures.js";
-import { kubeCacheDir } from "../kube/binaries.js";
+import { kubeCacheDir, kubeVersions } from "../kube/binaries.js";
 import { findVClusterModule } from "./vcluster-module.js";
 
 export interface VClusterParts {
@@ -14,14 +13,6 @@ export interface VClusterParts {
   /** The module's source directory: chart/values.yaml, chart/values.schema.json, … */
   moduleDir: string;
   version: string;
-}
-
-/** VCLUSTER_VERSION in test/kube/versions.env. */
-export function vclusterVersion(): string {
-  const text = readFileSync(join(repoRoot, "test/kube/versions.env"), "utf8");
-  const m = /^VCLUSTER_VERSION=(\S+)$/m.exec(text);
-  if (!m) throw new Error("test/kube/versions.env has no VCLUSTER_VERSION");
-  return m[1]!;
 }
 
 export function findVCluster(): { found: VClusterParts } | { missing: string } {
@@ -33,5 +24,5 @@ export function findVCluster(): { found: VClusterParts } | { missing: string } {
   }
   const mod = findVClusterModule();
   if ("missing" in mod) return mod;
-  return { found: { binary, moduleDir: mod.found.dir, version: vclusterVersion() } };
+  return { found: { binary, moduleDir: mod.found.dir, version: kubeVersions().vcluster } };
 }
