@@ -7,8 +7,7 @@
 import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
-import { readmeBlock, runPromisedBlock } from "../support/readme-blocks.js";
-import { repoFile } from "../support/fixtures.js";
+import { docBlock, runPromisedBlock } from "../support/readme-blocks.js";
 import { HAVE_NODE, NODE_SKIP_REASON, nodeImages } from "../support/node/cluster-tier.js";
 import { startNodeRig, type NodeRig } from "../support/node/node-rig.js";
 import {
@@ -132,20 +131,14 @@ interface Pod {
 
   it("the README's credentials block shows what it promises on this cluster", async () => {
     const dir = mkdtempSync(join(rig.dir, "credentials-"));
-    await runPromisedBlock(
-      readmeBlock(repoFile("README.md"), "kubectl create namespace web-prod"),
-      dir,
-      {
-        ...install.env,
-        HOME: dir,
-      },
-    );
+    await runPromisedBlock(docBlock("kubectl create namespace web-prod"), dir, {
+      ...install.env,
+      HOME: dir,
+    });
   });
 
   it("the README's troubleshooting block answers healthy on this cluster", async () => {
-    const lines = readmeBlock(repoFile("README.md"), "# Are vgate's pods up?").filter(
-      (l) => !l.startsWith("#"),
-    );
+    const lines = docBlock("# Are vgate's pods up?").filter((l) => !l.startsWith("#"));
     for (const line of lines) {
       await bash(line, install.workDir, install.env);
     }

@@ -9,15 +9,15 @@ import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
-import { repoFile, repoRoot } from "../support/fixtures.js";
+import { repoRoot } from "../support/fixtures.js";
 import { HAVE_NODE, NODE_SKIP_REASON } from "../support/node/cluster-tier.js";
 import { diffHostState, hostState } from "../support/node/host-state.js";
-import { readmeBlock, runPromisedBlock } from "../support/readme-blocks.js";
+import { docBlock, runPromisedBlock } from "../support/readme-blocks.js";
 import { until } from "../support/until.js";
 import { HAVE_VCLUSTER, VCLUSTER_SKIP_REASON } from "../support/vcluster/vcluster-tier.js";
 
-const plain = readmeBlock(repoFile("README.md"), "make cluster ");
-const withVCluster = readmeBlock(repoFile("README.md"), "make cluster VCLUSTER=1");
+const plain = docBlock("make cluster ");
+const withVCluster = docBlock("make cluster VCLUSTER=1");
 
 /**
  * Starts the block's first line (`make cluster …`), runs `check` with a scratch folder and the

@@ -7,13 +7,13 @@ import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readmeBlock } from "../support/readme-blocks.js";
-import { repoFile, repoRoot } from "../support/fixtures.js";
+import { docBlock } from "../support/readme-blocks.js";
+import { repoRoot } from "../support/fixtures.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import { HAVE_KUBECTL, KUBECTL_SKIP_REASON } from "../support/kubectl.js";
 import { pluginCluster, type PluginCluster } from "./plugin-cluster.js";
 
-const lines = readmeBlock(repoFile("README.md"), "export PATH=$PWD/plugin/bin:$PATH");
+const lines = docBlock("export PATH=$PWD/plugin/bin:$PATH");
 const ready = HAVE_KUBE && HAVE_KUBECTL;
 const why = !HAVE_KUBE ? KUBE_SKIP_REASON : KUBECTL_SKIP_REASON;
 const MARK = "@@@README-LINE@@@";

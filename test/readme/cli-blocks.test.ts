@@ -8,7 +8,7 @@ import { mkdtempSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { repoFile, repoRoot } from "../support/fixtures.js";
-import { readmeBlock } from "../support/readme-blocks.js";
+import { docBlock } from "../support/readme-blocks.js";
 
 const bin = mkdtempSync(join(tmpdir(), "vgate-readme-bin-"));
 symlinkSync(join(repoRoot, "webhook/bin/vgate"), join(bin, "vgate"));
@@ -31,7 +31,7 @@ describe("README: the dry-run command blocks", function () {
   const readme = repoFile("README.md");
 
   it("vgate check-config: each command prints the lines shown under it", () => {
-    const lines = readmeBlock(readme, "$ vgate check-config");
+    const lines = docBlock("$ vgate check-config");
     const runs: { command: string; expected: string[] }[] = [];
     for (const line of lines) {
       if (line.startsWith("$ ")) runs.push({ command: line.slice(2), expected: [] });
@@ -45,7 +45,7 @@ describe("README: the dry-run command blocks", function () {
   });
 
   it("vgate patch --explain: standard error says what the block after it shows", () => {
-    const command = readmeBlock(readme, "vgate patch --config").join("\n");
+    const command = docBlock("vgate patch --config").join("\n");
     const r = sh(command);
     assert.equal(r.status, 0, r.stderr);
     const expected = outputBlockAfter(readme, "with `--explain` tells on standard error");

@@ -7,13 +7,13 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
-import { comment, readmeBlock, runPromisedBlock } from "../support/readme-blocks.js";
+import { comment, docBlock, runPromisedBlock } from "../support/readme-blocks.js";
 import { sharedCluster } from "../support/cluster.js";
-import { repoFile, repoRoot } from "../support/fixtures.js";
+import { repoRoot } from "../support/fixtures.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import { HAVE_KUBECTL, KUBECTL_SKIP_REASON } from "../support/kubectl.js";
 
-const lines = readmeBlock(repoFile("README.md"), "kubectl create namespace web-prod");
+const lines = docBlock("kubectl create namespace web-prod");
 const ready = HAVE_KUBE && HAVE_KUBECTL;
 const why = !HAVE_KUBE ? KUBE_SKIP_REASON : KUBECTL_SKIP_REASON;
 

@@ -7,11 +7,11 @@ import assert from "node:assert/strict";
 import { spawn, execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { repoFile, repoRoot } from "../support/fixtures.js";
+import { repoRoot } from "../support/fixtures.js";
 import { httpsRequest } from "../support/https-client.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import { HAVE_KUBECTL, KUBECTL_SKIP_REASON } from "../support/kubectl.js";
-import { readmeBlock } from "../support/readme-blocks.js";
+import { docBlock } from "../support/readme-blocks.js";
 
 /** A line split into the command and the comment after it (`  # ...`). */
 function splitComment(line: string): { command: string; comment: string } {
@@ -34,7 +34,7 @@ const ready = HAVE_KUBE && HAVE_KUBECTL;
 const why = !HAVE_KUBE ? KUBE_SKIP_REASON : KUBECTL_SKIP_REASON;
 
 describe("README: the make apiserver block", function () {
-  const lines = readmeBlock(repoFile("README.md"), "make apiserver");
+  const lines = docBlock("make apiserver");
 
   it("starts with make apiserver and exports the kubeconfig it writes", () => {
     assert.match(lines[0]!, /^make apiserver\b/);

@@ -12,11 +12,11 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { sharedCluster } from "../support/cluster.js";
-import { repoFile, repoRoot } from "../support/fixtures.js";
+import { repoRoot } from "../support/fixtures.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import type { KubeObject } from "../support/kube/kube-client.js";
 import { until } from "../support/until.js";
-import { readmeBlock } from "../support/readme-blocks.js";
+import { docBlock } from "../support/readme-blocks.js";
 
 const HOST_NS = "vcluster-my-vcluster";
 const LEASE = "vgate-sync-my-vcluster";
@@ -58,7 +58,7 @@ function portFree(port: number): Promise<boolean> {
       if (hostNsCreated) await cluster.admin.create(ns(HOST_NS));
       const bin = mkdtempSync(join(tmpdir(), "vgate-readme-bin-"));
       symlinkSync(join(repoRoot, "webhook/bin/vgate"), join(bin, "vgate"));
-      const command = readmeBlock(repoFile("README.md"), "vgate sync --config").join("\n");
+      const command = docBlock("vgate sync --config").join("\n");
       const child = spawn("bash", ["-c", `exec ${command}`], {
         cwd: repoRoot,
         env: {

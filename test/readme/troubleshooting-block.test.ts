@@ -14,7 +14,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { readmeBlock } from "../support/readme-blocks.js";
+import { docBlock } from "../support/readme-blocks.js";
 import { startVgateCluster, type VgateCluster } from "../support/cluster.js";
 import { repoFile, repoRoot } from "../support/fixtures.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
@@ -51,7 +51,7 @@ function checks(lines: readonly string[]): Check[] {
   return out;
 }
 
-const block = checks(readmeBlock(repoFile("README.md"), "# Are vgate's pods up?"));
+const block = checks(docBlock("# Are vgate's pods up?"));
 
 /** This machine's first non-loopback IPv4 address: kube-apiserver refuses nothing there. */
 const hostIp = Object.values(networkInterfaces())

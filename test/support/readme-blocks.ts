@@ -2,8 +2,9 @@
 
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { repoFile, repoRoot } from "./fixtures.js";
 
 /** The lines of the README's ```sh block whose first line starts with `first`. */
 export function readmeBlock(readme: string, first: string): string[] {
@@ -12,6 +13,37 @@ export function readmeBlock(readme: string, first: string): string[] {
     if (lines[0]!.startsWith(first)) return lines;
   }
   throw new Error(`README.md has no sh block starting with ${JSON.stringify(first)}`);
+}
+
+/** The user documentation whose command blocks run in tests: README.md and docs/*.md. */
+export function userDocs(): string[] {
+  const pages = readdirSync(join(repoRoot, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .sort()
+    .map((f) => `docs/${f}`);
+  return ["README.md", ...pages];
+}
+
+/**
+ * The lines of the ```sh block, in README.md or any page of docs/, whose first line starts with
+ * `first`; exactly one block in all of them may start so, so a test cannot pick the wrong one.
+ */
+export function docBlock(first: string): string[] {
+  const found: { page: string; lines: string[] }[] = [];
+  for (const page of userDocs()) {
+    try {
+      found.push({ page, lines: readmeBlock(repoFile(page), first) });
+    } catch {
+      // not on this page
+    }
+  }
+  if (found.length === 0)
+    throw new Error(`no sh block in ${userDocs().join(", ")} starts with ${JSON.stringify(first)}`);
+  if (found.length > 1)
+    throw new Error(
+      `${found.map((f) => f.page).join(" and ")} both have an sh block starting with ${JSON.stringify(first)}`,
+    );
+  return found[0]!.lines;
 }
 
 /** The comment after a command (`  # …`), if any. */

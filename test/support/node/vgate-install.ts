@@ -12,7 +12,7 @@ import { request as httpsRequest } from "node:https";
 import { cpSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { delimiter, join, resolve } from "node:path";
 import { promisify } from "node:util";
-import { readmeBlock } from "../readme-blocks.js";
+import { docBlock } from "../readme-blocks.js";
 import { apiserverWiring } from "../cluster.js";
 import { repoFile, repoRoot } from "../fixtures.js";
 import type { RigImage } from "./images.js";
@@ -104,7 +104,7 @@ export async function installVgate(
     if (name === "manifests" && opts.endpoints) continue;
     symlinkSync(join(repoRoot, name), join(workDir, name));
   }
-  let block = readmeBlock(repoFile("README.md"), README_INSTALL_FIRST_LINE).join("\n");
+  let block = docBlock(README_INSTALL_FIRST_LINE).join("\n");
   if (opts.endpoints) {
     const ep = opts.endpoints;
     const dir = join(workDir, "manifests/overlays/endpoints");

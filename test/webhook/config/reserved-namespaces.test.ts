@@ -14,8 +14,8 @@ import {
   reservedNamespaces,
 } from "../../../webhook/src/config/reserved-namespaces.js";
 import { validateVClusterConfig } from "../../../webhook/src/config/validate-config.js";
-import { repoFile, repoRoot } from "../../support/fixtures.js";
-import { readmeBlock } from "../../support/readme-blocks.js";
+import { repoRoot } from "../../support/fixtures.js";
+import { docBlock } from "../../support/readme-blocks.js";
 
 const bin = resolve(repoRoot, "webhook/bin/vgate");
 const WHERE = 'sync.toHost.namespaces.mappings.byName["team-*"]';
@@ -146,7 +146,7 @@ describe("config: reserved namespaces", () => {
     });
 
     it("the README's example prints what it shows", () => {
-      const lines = readmeBlock(repoFile("README.md"), "$ cat vcluster.yaml");
+      const lines = docBlock("$ cat vcluster.yaml");
       const command = lines.findIndex((l) => l.startsWith("$ vgate check-config"));
       const example = join(dir, "example");
       mkdirSync(example);
