@@ -3,7 +3,7 @@ SHELL := /bin/bash
 NODE_BIN := node_modules/.bin
 STAMP := node_modules/.install-stamp
 
-.PHONY: install build plugin-bundle install-plugin install-plugin-files kube images images-if-possible test test-cluster cluster lint run bench soak fuzz apiserver e2e manifests image clean
+.PHONY: install build plugin-bundle install-plugin install-plugin-files kube images images-if-possible test test-cluster cluster lint run bench soak fuzz apiserver e2e manifests image docs clean
 
 install: $(STAMP)
 
@@ -175,6 +175,13 @@ VERSION ?=
 image:
 	@command -v docker >/dev/null || { echo "docker is not installed: make image runs docker build -t vgate:VERSION . from the Dockerfile; install Docker (https://docs.docker.com/engine/install/) or build the Dockerfile with another OCI builder (podman build, buildah bud)" >&2; exit 2; }
 	docker build -t vgate:$(or $(VERSION),$$(node -p 'require("./package.json").version')) .
+
+# docs/cli.md from the commands' --help (test/readme/cli-reference.test.ts checks it is current), and
+# docs/architecture.svg from docs/architecture.dot when Graphviz's dot is installed.
+docs: build
+	node dist/test/support/cli-reference.js docs/cli.md
+	@if command -v dot >/dev/null; then dot -Tsvg docs/architecture.dot -o docs/architecture.svg && echo "wrote docs/architecture.svg"; \
+	else echo "not rendering docs/architecture.svg: Graphviz's dot is not installed (apt-get install graphviz)"; fi
 
 clean:
 	rm -rf dist plugin/dist

@@ -1,4 +1,4 @@
-// The README's `make cluster` blocks, run as written: `make cluster` (or `make cluster VCLUSTER=1`)
+// The `make cluster` blocks of README.md and docs/patches.md, run as written: `make cluster` (or `make cluster VCLUSTER=1`)
 // in the foreground, then each following line in one shell (the exported KUBECONFIG; a folder of
 // its own, or the checkout for the block whose lines name its files), each showing what its
 // comment promises; then Ctrl-C to the process group, as a terminal sends it, after which the host
@@ -16,7 +16,8 @@ import { docBlock, runPromisedBlock } from "../support/readme-blocks.js";
 import { until } from "../support/until.js";
 import { HAVE_VCLUSTER, VCLUSTER_SKIP_REASON } from "../support/vcluster/vcluster-tier.js";
 
-const plain = docBlock("make cluster ");
+// Two spaces: the plain block's first line (`make cluster   # as root …`), not `make cluster VCLUSTER=1`.
+const plain = docBlock("make cluster  ");
 const withVCluster = docBlock("make cluster VCLUSTER=1");
 
 /**

@@ -1,4 +1,4 @@
-// The README's dry-run blocks, run as written: `vgate check-config` (each `$ ` line a command, the
+// The dry-run blocks of docs/patches.md, run as written: `vgate check-config` (each `$ ` line a command, the
 // lines after it its output) and `vgate patch --explain` (the block after it is what standard
 // error says). `vgate` is this checkout's webhook/bin/vgate, put first on PATH.
 
@@ -7,8 +7,8 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
-import { repoFile, repoRoot } from "../support/fixtures.js";
-import { docBlock } from "../support/readme-blocks.js";
+import { repoRoot } from "../support/fixtures.js";
+import { docBlock, docPageWith } from "../support/readme-blocks.js";
 
 const bin = mkdtempSync(join(tmpdir(), "vgate-readme-bin-"));
 symlinkSync(join(repoRoot, "webhook/bin/vgate"), join(bin, "vgate"));
@@ -17,18 +17,16 @@ const env = { ...process.env, PATH: `${bin}${delimiter}${process.env["PATH"] ?? 
 const sh = (command: string) =>
   spawnSync("bash", ["-c", command], { cwd: repoRoot, env, encoding: "utf8", timeout: 60_000 });
 
-/** The plain ``` block right after the first line of the README that contains `marker`. */
-function outputBlockAfter(readme: string, marker: string): string[] {
-  const from = readme.indexOf(marker);
-  assert.ok(from >= 0, `README.md has no ${JSON.stringify(marker)}`);
-  const m = /^```\n([\s\S]*?)^```$/m.exec(readme.slice(from));
+/** The plain ``` block right after the first line of the docs that contains `marker`. */
+function outputBlockAfter(marker: string): string[] {
+  const { contents } = docPageWith(marker);
+  const m = /^```\n([\s\S]*?)^```$/m.exec(contents.slice(contents.indexOf(marker)));
   assert.ok(m, `no output block after ${JSON.stringify(marker)}`);
   return m[1]!.trimEnd().split("\n");
 }
 
-describe("README: the dry-run command blocks", function () {
+describe("docs: the dry-run command blocks", function () {
   this.timeout(60_000);
-  const readme = repoFile("README.md");
 
   it("vgate check-config: each command prints the lines shown under it", () => {
     const lines = docBlock("$ vgate check-config");
@@ -48,8 +46,23 @@ describe("README: the dry-run command blocks", function () {
     const command = docBlock("vgate patch --config").join("\n");
     const r = sh(command);
     assert.equal(r.status, 0, r.stderr);
-    const expected = outputBlockAfter(readme, "with `--explain` tells on standard error");
+    const expected = outputBlockAfter("with `--explain` tells on standard error");
     assert.deepEqual(r.stderr.trimEnd().split("\n"), expected);
     assert.equal((JSON.parse(r.stdout) as { kind: string }).kind, "Endpoints");
+  });
+
+  it("vgate translate: prints the host Endpoints the page describes", () => {
+    const r = sh(docBlock("vgate translate --config").join("\n"));
+    assert.equal(r.status, 0, r.stderr);
+    const host = JSON.parse(r.stdout) as {
+      kind: string;
+      metadata: { name: string; namespace: string; annotations: Record<string, string> };
+      subsets: { addresses: { targetRef?: { name: string } }[] }[];
+    };
+    assert.equal(host.kind, "Endpoints");
+    assert.equal(host.metadata.name, "db-x-default-x-my-vcluster");
+    assert.equal(host.metadata.namespace, "vcluster-my-vcluster");
+    assert.equal(host.metadata.annotations["vcluster.loft.sh/object-name"], "db");
+    assert.equal(host.subsets[0]!.addresses[0]!.targetRef?.name, "db-0-x-default-x-my-vcluster");
   });
 });

@@ -1,4 +1,4 @@
-// Finding the README's command blocks, so tests run them as written.
+// Finding the command blocks of README.md and docs/*.md, so tests run them as written.
 
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -6,12 +6,15 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { repoFile, repoRoot } from "./fixtures.js";
 
+/** Every ```sh block of a markdown page, each as its lines. */
+export function shBlocks(page: string): string[][] {
+  return [...page.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]!.trimEnd().split("\n"));
+}
+
 /** The lines of the README's ```sh block whose first line starts with `first`. */
 export function readmeBlock(readme: string, first: string): string[] {
-  for (const m of readme.matchAll(/^```sh\n([\s\S]*?)^```$/gm)) {
-    const lines = m[1]!.trimEnd().split("\n");
-    if (lines[0]!.startsWith(first)) return lines;
-  }
+  const found = shBlocks(readme).find((lines) => lines[0]!.startsWith(first));
+  if (found) return found;
   throw new Error(`README.md has no sh block starting with ${JSON.stringify(first)}`);
 }
 
@@ -31,19 +34,30 @@ export function userDocs(): string[] {
 export function docBlock(first: string): string[] {
   const found: { page: string; lines: string[] }[] = [];
   for (const page of userDocs()) {
-    try {
-      found.push({ page, lines: readmeBlock(repoFile(page), first) });
-    } catch {
-      // not on this page
+    for (const lines of shBlocks(repoFile(page))) {
+      if (lines[0]!.startsWith(first)) found.push({ page, lines });
     }
   }
   if (found.length === 0)
     throw new Error(`no sh block in ${userDocs().join(", ")} starts with ${JSON.stringify(first)}`);
   if (found.length > 1)
     throw new Error(
-      `${found.map((f) => f.page).join(" and ")} both have an sh block starting with ${JSON.stringify(first)}`,
+      `${found.map((f) => f.page).join(" and ")} have ${found.length} sh blocks starting with ${JSON.stringify(first)}`,
     );
   return found[0]!.lines;
+}
+
+/** The one page of README.md and docs/*.md that contains `text`, and its contents. */
+export function docPageWith(text: string): { page: string; contents: string } {
+  const pages = userDocs()
+    .map((page) => ({ page, contents: repoFile(page) }))
+    .filter((p) => p.contents.includes(text));
+  assert.equal(
+    pages.length,
+    1,
+    `pages containing ${JSON.stringify(text)}: ${pages.map((p) => p.page).join(", ")}`,
+  );
+  return pages[0]!;
 }
 
 /** The comment after a command (`  # …`), if any. */
