@@ -38,6 +38,10 @@ export interface VgateInstall {
   output: string;
   /** How long after kube-apiserver's restart (the wiring) the webhooks answered again. */
   recoveryMs: number;
+  /** kube-apiserver's flags for the wiring, to restart it as it runs now. */
+  apiserverArgs: readonly string[];
+  /** The folder standing for /etc/kubernetes/vgate/ (ca.crt, client.crt, the kubeconfigs). */
+  apiserverDir: string;
 }
 
 /** Runs `script` with bash in `cwd`: its standard output; rejects with all its output on failure. */
@@ -147,9 +151,9 @@ export async function installVgate(
     ])
   ).stdout.trim();
   if (!clusterIp) throw new Error("the Service vgate-system/vgate has no ClusterIP");
-  await wireApiserver(rig, clusterIp);
+  const wiring = await wireApiserver(rig, clusterIp);
   const recoveryMs = await waitForWebhooks(rig);
-  return { workDir, env, clusterIp, output, recoveryMs };
+  return { workDir, env, clusterIp, output, recoveryMs, ...wiring };
 }
 
 async function secretData(rig: NodeRig, name: string, key: string): Promise<string> {
@@ -173,7 +177,10 @@ async function secretData(rig: NodeRig, name: string, key: string): Promise<stri
  * Service's ClusterIP, and kube-apiserver restarted with kube-apiserver.flags (token cache as the
  * file says).
  */
-export async function wireApiserver(rig: NodeRig, clusterIp: string): Promise<void> {
+export async function wireApiserver(
+  rig: NodeRig,
+  clusterIp: string,
+): Promise<{ apiserverArgs: readonly string[]; apiserverDir: string }> {
   const dir = join(rig.dir, "vgate-apiserver");
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const client = {
@@ -189,6 +196,7 @@ export async function wireApiserver(rig: NodeRig, clusterIp: string): Promise<vo
     writeFileSync(join(dir, name), text, { mode: 0o600 });
   }
   await rig.restartApiServer(wiring.args);
+  return { apiserverArgs: wiring.args, apiserverDir: dir };
 }
 
 /**
