@@ -41,8 +41,8 @@ install-plugin-files:
 	ln -sf ../lib/kubectl-accesskey/bin/kubectl-accesskey $(PREFIX)/bin/kubectl-accesskey
 	ln -sf ../lib/kubectl-accesskey/bin/kubectl_complete-accesskey $(PREFIX)/bin/kubectl_complete-accesskey
 
-# The test rig's kube-apiserver and etcd, the node rig's kubelet and friends, and vCluster's syncer,
-# built from the Go module proxy (versions in test/kube/versions.env) into
+# The test rig's kube-apiserver and etcd, the node rig's kubelet and friends, vCluster's syncer and
+# cert-manager's controller and cainjector (VGATE_KUBE_CERT_MANAGER=0 leaves them out), built from the Go module proxy (versions in test/kube/versions.env) into
 # ~/.cache/vgate/kube/<version>/; reused when up to date. Needs Go >= 1.26, or KUBEBUILDER_ASSETS
 # pointing at envtest binaries. Without either, the cluster tests skip.
 kube:

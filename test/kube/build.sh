@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `make kube`: builds the test rig's kube-apiserver and etcd, the node rig's kubelet,
-# kube-controller-manager, kube-scheduler and kube-proxy, and vCluster's syncer, from the Go module
-# proxy, through the committed wrapper modules in apiserver/, node/, etcd/ and vcluster/, into an
-# envtest-style assets directory:
+# kube-controller-manager, kube-scheduler and kube-proxy, vCluster's syncer, and cert-manager's
+# controller and cainjector, from the Go module proxy, through the committed wrapper modules in
+# apiserver/, node/, etcd/, vcluster/ and cert-manager/, into an envtest-style assets directory:
 #   ${XDG_CACHE_HOME:-$HOME/.cache}/vgate/kube/<KUBE_VERSION>/{kube-apiserver,etcd,kubelet,...}
 # A binary is rebuilt only when its wrapper module (go.mod, go.sum) or this script changed.
 # KUBEBUILDER_ASSETS, envtest's convention, names a directory that already holds kube-apiserver and
@@ -89,4 +89,13 @@ if [ "${VGATE_KUBE_VCLUSTER:-${VGATE_KUBE_NODE:-1}}" = 1 ]; then
   build vcluster vcluster github.com/loft-sh/vcluster/cmd/vcluster \
     "-s -w -X github.com/loft-sh/vcluster/pkg/telemetry.SyncerVersion=$VCLUSTER_VERSION"
 fi
-say "ready: $out (Kubernetes $KUBE_VERSION, etcd $ETCD_VERSION, vCluster $VCLUSTER_VERSION)"
+# cert-manager's controller and cainjector, for the test of manifests/overlays/cert-manager (make
+# test-cluster); its webhook is not built: it only validates and defaults cert-manager's own
+# objects (docs/decisions.md OPS-10). AppVersion is what cert-manager's release build stamps.
+if [ "${VGATE_KUBE_CERT_MANAGER:-${VGATE_KUBE_NODE:-1}}" = 1 ]; then
+  for bin in controller cainjector; do
+    build "cert-manager-$bin" cert-manager "github.com/cert-manager/cert-manager/cmd/$bin" \
+      "-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$CERT_MANAGER_VERSION"
+  done
+fi
+say "ready: $out (Kubernetes $KUBE_VERSION, etcd $ETCD_VERSION, vCluster $VCLUSTER_VERSION, cert-manager $CERT_MANAGER_VERSION)"

@@ -496,7 +496,14 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
         assert.ok(list(spec.dnsNames).includes(`${SERVICE}.${NAMESPACE}.svc`));
         const issuerRef = obj(spec.issuerRef);
         assert.equal(issuerRef.kind, "Issuer");
-        one(r.objects, "Issuer", String(issuerRef.name));
+        // From a CA Issuer, not self-signed: a renewal keeps the CA that kube-apiserver trusts
+        // (docs/decisions.md OPS-11).
+        const servingIssuer = one(r.objects, "Issuer", String(issuerRef.name));
+        const servingCa = String(obj(obj(servingIssuer.spec).ca).secretName);
+        assert.equal(
+          obj(one(r.objects, "Certificate", "vgate-serving-ca").spec).secretName,
+          servingCa,
+        );
         const injectFrom = `${String(meta(cert).namespace)}/${String(meta(cert).name)}`;
         const configs = r.objects.filter((o) => String(o.kind).endsWith("WebhookConfiguration"));
         assert.equal(configs.length, 2);

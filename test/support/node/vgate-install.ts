@@ -21,6 +21,11 @@ import type { NodeRig } from "./node-rig.js";
 const run = promisify(execFile);
 
 export const README_INSTALL_FIRST_LINE = "mkdir -p vgate-install";
+/** docs/certificates.md's install block: the same kustomization with the cert-manager Component. */
+export const CERT_MANAGER_INSTALL_FIRST_LINE = "# vgate with its certificates from cert-manager";
+
+/** Where vgate's certificates come from: `vgate certs` (the README's install) or cert-manager. */
+export type Certificates = "self-managed" | "cert-manager";
 
 export interface VgateInstall {
   /** The working directory the README's block ran in (vgate-install/ is there). */
@@ -33,6 +38,10 @@ export interface VgateInstall {
   output: string;
   /** How long after kube-apiserver's restart (the wiring) the webhooks answered again. */
   recoveryMs: number;
+  /** kube-apiserver's flags for the wiring, to restart it as it runs now. */
+  apiserverArgs: readonly string[];
+  /** The folder standing for /etc/kubernetes/vgate/ (ca.crt, client.crt, the kubeconfigs). */
+  apiserverDir: string;
 }
 
 /** Runs `script` with bash in `cwd`: its standard output; rejects with all its output on failure. */
@@ -77,23 +86,31 @@ export interface EndpointsComponent {
   config: string;
 }
 
-const SELF_MANAGED_LINE = "  - ../manifests/overlays/self-managed";
+const CERTIFICATES_LINES = [
+  "  - ../manifests/overlays/self-managed",
+  "  - ../manifests/overlays/cert-manager",
+];
 
-/** The README's install block with the endpoints component added after the certificate one. */
+/** An install block with the endpoints component added after the certificate one. */
 export function withEndpointsComponent(block: string): string {
   const lines = block.split("\n");
-  const at = lines.indexOf(SELF_MANAGED_LINE);
+  const at = lines.findIndex((l) => CERTIFICATES_LINES.includes(l));
   if (at < 0)
-    throw new Error(`the README's install block has no line ${JSON.stringify(SELF_MANAGED_LINE)}`);
+    throw new Error(
+      `the install block has no line ${CERTIFICATES_LINES.map((l) => JSON.stringify(l)).join(" or ")}`,
+    );
   lines.splice(at + 1, 0, "  - ../manifests/overlays/endpoints");
   return lines.join("\n");
 }
 
-/** Installs vgate from the README onto `rig`, and wires kube-apiserver to it. */
+/**
+ * Installs vgate from the docs onto `rig`, and wires kube-apiserver to it: the README's install
+ * block, or with `certificates: "cert-manager"` docs/certificates.md's (cert-manager must run).
+ */
 export async function installVgate(
   rig: NodeRig,
   image: RigImage,
-  opts: { endpoints?: EndpointsComponent } = {},
+  opts: { endpoints?: EndpointsComponent; certificates?: Certificates } = {},
 ): Promise<VgateInstall> {
   await rig.loadImage(image);
   // The README's commands name paths in this checkout (manifests/, webhook/bin/vgate); they run
@@ -104,7 +121,11 @@ export async function installVgate(
     if (name === "manifests" && opts.endpoints) continue;
     symlinkSync(join(repoRoot, name), join(workDir, name));
   }
-  let block = docBlock(README_INSTALL_FIRST_LINE).join("\n");
+  let block = docBlock(
+    opts.certificates === "cert-manager"
+      ? CERT_MANAGER_INSTALL_FIRST_LINE
+      : README_INSTALL_FIRST_LINE,
+  ).join("\n");
   if (opts.endpoints) {
     const ep = opts.endpoints;
     const dir = join(workDir, "manifests/overlays/endpoints");
@@ -130,9 +151,9 @@ export async function installVgate(
     ])
   ).stdout.trim();
   if (!clusterIp) throw new Error("the Service vgate-system/vgate has no ClusterIP");
-  await wireApiserver(rig, clusterIp);
+  const wiring = await wireApiserver(rig, clusterIp);
   const recoveryMs = await waitForWebhooks(rig);
-  return { workDir, env, clusterIp, output, recoveryMs };
+  return { workDir, env, clusterIp, output, recoveryMs, ...wiring };
 }
 
 async function secretData(rig: NodeRig, name: string, key: string): Promise<string> {
@@ -156,7 +177,10 @@ async function secretData(rig: NodeRig, name: string, key: string): Promise<stri
  * Service's ClusterIP, and kube-apiserver restarted with kube-apiserver.flags (token cache as the
  * file says).
  */
-export async function wireApiserver(rig: NodeRig, clusterIp: string): Promise<void> {
+export async function wireApiserver(
+  rig: NodeRig,
+  clusterIp: string,
+): Promise<{ apiserverArgs: readonly string[]; apiserverDir: string }> {
   const dir = join(rig.dir, "vgate-apiserver");
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const client = {
@@ -172,6 +196,7 @@ export async function wireApiserver(rig: NodeRig, clusterIp: string): Promise<vo
     writeFileSync(join(dir, name), text, { mode: 0o600 });
   }
   await rig.restartApiServer(wiring.args);
+  return { apiserverArgs: wiring.args, apiserverDir: dir };
 }
 
 /**

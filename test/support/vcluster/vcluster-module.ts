@@ -2,42 +2,13 @@
 // (test/kube/versions.env), in the Go module cache that `make kube` fills. Tests read its chart
 // schema, values and example configs as facts; nothing is downloaded here (GOPROXY=off).
 
-import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { repoRoot } from "../fixtures.js";
+import { findWrapperModule, type ModuleLookup } from "../kube/wrapper-module.js";
+
+export type { ModuleLookup };
 
 export const VCLUSTER_MODULE = "github.com/loft-sh/vcluster";
 
-export type ModuleLookup = { found: { dir: string; version: string } } | { missing: string };
-
-/** Go as make kube finds it: on PATH, else where the official tarball puts it. */
-const GO = existsSync("/usr/local/go/bin/go") ? ["go", "/usr/local/go/bin/go"] : ["go"];
-
 /** `go list -m` in the wrapper module, read-only and offline. */
 export function findVClusterModule(env: NodeJS.ProcessEnv = process.env): ModuleLookup {
-  const list = (go: string) =>
-    spawnSync(go, ["list", "-m", "-f", "{{.Dir}}\t{{.Version}}", VCLUSTER_MODULE], {
-      cwd: join(repoRoot, "test/kube/vcluster"),
-      encoding: "utf8",
-      env: { ...env, GOTOOLCHAIN: "local", GOFLAGS: "-mod=readonly", GOPROXY: "off" },
-      timeout: 60_000,
-    });
-  let r = list(GO[0]!);
-  if (r.error && GO[1]) r = list(GO[1]);
-  if (r.error) {
-    const code = (r.error as NodeJS.ErrnoException).code;
-    return { missing: code === "ENOENT" ? "Go is not installed" : `go list failed: ${code}` };
-  }
-  if (r.status !== 0) {
-    const why = r.stderr.trim().split("\n")[0] ?? `exit status ${r.status}`;
-    return { missing: `go list -m ${VCLUSTER_MODULE} failed (${why}); run \`make kube\`` };
-  }
-  const [dir = "", version = ""] = r.stdout.trim().split("\t");
-  if (dir === "" || !existsSync(join(dir, "chart/values.schema.json"))) {
-    return {
-      missing: `${VCLUSTER_MODULE}@${version} is not in the Go module cache; run \`make kube\``,
-    };
-  }
-  return { found: { dir, version } };
+  return findWrapperModule("vcluster", VCLUSTER_MODULE, "chart/values.schema.json", env);
 }
