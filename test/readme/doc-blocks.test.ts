@@ -24,6 +24,12 @@ export const CLAIMS: readonly Claim[] = [
   // docs/access-keys.md
   { first: "export PATH=$PWD/plugin/bin:$PATH", test: "test/plugin/readme.test.ts" },
   { first: "kubectl create namespace web-prod", test: "test/readme/credentials-block.test.ts" },
+  // docs/certificates.md
+  {
+    first: "# vgate with its certificates from cert-manager",
+    test: "test/support/node/vgate-install.ts",
+  },
+  { first: "# Renew vgate's serving certificate now.", test: "test/cluster/cert-manager.test.ts" },
   // docs/development.md
   { first: "make run", test: "test/readme/make-run.test.ts" },
   {
