@@ -13,6 +13,8 @@ export interface KubeVersions {
   etcd: string;
   /** vCluster's syncer (test/support/vcluster/). */
   vcluster: string;
+  /** Helm, a test tool (test/support/helm/). */
+  helm: string;
 }
 
 /** test/kube/versions.env, the one place the versions are pinned. */
@@ -27,6 +29,7 @@ export function kubeVersions(): KubeVersions {
     kube: value("KUBE_VERSION"),
     etcd: value("ETCD_VERSION"),
     vcluster: value("VCLUSTER_VERSION"),
+    helm: value("HELM_VERSION"),
   };
 }
 
