@@ -89,6 +89,28 @@ export function withEndpointsComponent(block: string): string {
   return lines.join("\n");
 }
 
+/**
+ * A folder of the rig's that links to this checkout's paths the docs' commands name (manifests/,
+ * charts/, webhook/bin/vgate, the plugin), so the checkout gets no vgate-install/; `copy` paths are
+ * copies the user's edits go into instead.
+ */
+export function userWorkDir(rig: NodeRig, copy: readonly string[] = []): string {
+  const workDir = mkdtempSync(join(rig.dir, "user-"));
+  for (const name of [
+    "manifests",
+    "charts",
+    "webhook",
+    "dist",
+    "node_modules",
+    "package.json",
+    "plugin",
+  ]) {
+    if (copy.includes(name)) cpSync(join(repoRoot, name), join(workDir, name), { recursive: true });
+    else symlinkSync(join(repoRoot, name), join(workDir, name));
+  }
+  return workDir;
+}
+
 /** Installs vgate from the README onto `rig`, and wires kube-apiserver to it. */
 export async function installVgate(
   rig: NodeRig,
@@ -96,19 +118,12 @@ export async function installVgate(
   opts: { endpoints?: EndpointsComponent } = {},
 ): Promise<VgateInstall> {
   await rig.loadImage(image);
-  // The README's commands name paths in this checkout (manifests/, webhook/bin/vgate); they run
-  // in a folder of the rig's that links to them, so the checkout gets no vgate-install/. With the
-  // endpoints component, manifests/ is a copy the user's edits go into.
-  const workDir = mkdtempSync(join(rig.dir, "user-"));
-  for (const name of ["manifests", "webhook", "dist", "node_modules", "package.json", "plugin"]) {
-    if (name === "manifests" && opts.endpoints) continue;
-    symlinkSync(join(repoRoot, name), join(workDir, name));
-  }
+  // With the endpoints component, manifests/ is a copy the user's edits go into.
+  const workDir = userWorkDir(rig, opts.endpoints ? ["manifests"] : []);
   let block = docBlock(README_INSTALL_FIRST_LINE).join("\n");
   if (opts.endpoints) {
     const ep = opts.endpoints;
     const dir = join(workDir, "manifests/overlays/endpoints");
-    cpSync(join(repoRoot, "manifests"), join(workDir, "manifests"), { recursive: true });
     writeFileSync(
       join(dir, "vcluster.env"),
       `vcluster-name=${ep.vclusterName}\nvcluster-namespace=${ep.vclusterNamespace}\n`,
@@ -118,6 +133,16 @@ export async function installVgate(
   }
   const env = userEnv(rig);
   const output = await bash(block, workDir, env, 600_000);
+  return { workDir, env, output, ...(await wireAndWait(rig)) };
+}
+
+/**
+ * After an install: kube-apiserver wired to the Service's ClusterIP (wireApiserver), and the wait
+ * until its webhook calls reach a ready vgate again.
+ */
+export async function wireAndWait(
+  rig: NodeRig,
+): Promise<{ clusterIp: string; recoveryMs: number }> {
   const clusterIp = (
     await rig.kubectl([
       "-n",
@@ -132,7 +157,7 @@ export async function installVgate(
   if (!clusterIp) throw new Error("the Service vgate-system/vgate has no ClusterIP");
   await wireApiserver(rig, clusterIp);
   const recoveryMs = await waitForWebhooks(rig);
-  return { workDir, env, clusterIp, output, recoveryMs };
+  return { clusterIp, recoveryMs };
 }
 
 async function secretData(rig: NodeRig, name: string, key: string): Promise<string> {
