@@ -31,7 +31,9 @@ export function findHelm(env: NodeJS.ProcessEnv = process.env): HelmLookup {
     return { missing: `${binary} does not run (${(err as Error).message}): run \`make helm\`` };
   }
   if (have !== want) {
-    return { missing: `${binary} is Helm ${have}, test/kube/versions.env pins ${want}: run \`make helm\`` };
+    return {
+      missing: `${binary} is Helm ${have}, test/kube/versions.env pins ${want}: run \`make helm\``,
+    };
   }
   return { found: { binary, version: have } };
 }

@@ -14,4 +14,8 @@ if (why && process.env["VGATE_REQUIRE_NODE"] === "1") {
 export const HAVE_HELM_NODE = HAVE_NODE && why === undefined;
 
 /** Test-name suffix saying why the chart's cluster tests are skipped, and what to do. */
-export const HELM_NODE_SKIP_REASON = !HAVE_NODE ? NODE_SKIP_REASON : why ? ` (skipped: ${why})` : "";
+export const HELM_NODE_SKIP_REASON = !HAVE_NODE
+  ? NODE_SKIP_REASON
+  : why
+    ? ` (skipped: ${why})`
+    : "";
