@@ -14,9 +14,11 @@ import { installVgateWithHelm } from "../support/helm/helm-install.js";
 import { nodeImages } from "../support/node/cluster-tier.js";
 import {
   assertAdmissionThroughService,
+  assertCredentialsBlock,
   assertKeyLogin,
   assertLogsInAs,
   assertReplicasReady,
+  assertTroubleshootingBlock,
   createKeyLogin,
 } from "../support/node/install-checks.js";
 import { startNodeRig, type NodeRig } from "../support/node/node-rig.js";
@@ -83,6 +85,14 @@ const CRD = "ownedaccesskeys.management.loft.sh";
 
     it("a key logs in through the token and authorization webhooks at the Service's ClusterIP", async () => {
       await assertKeyLogin(rig, install, "helm-login-check");
+    });
+
+    it("the docs' credentials block shows what it promises on this install", async () => {
+      await assertCredentialsBlock(rig, install);
+    });
+
+    it("the docs' troubleshooting block answers healthy on this install", async () => {
+      await assertTroubleshootingBlock(install);
     });
 
     it("helm test: the test Pod gets 200 from /readyz through the Service", async () => {

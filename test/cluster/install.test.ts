@@ -5,17 +5,16 @@
 // run as written, show what they promise on this cluster.
 
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
-import { join } from "node:path";
-import { docBlock, runPromisedBlock } from "../support/readme-blocks.js";
 import { HAVE_NODE, NODE_SKIP_REASON, nodeImages } from "../support/node/cluster-tier.js";
 import { startNodeRig, type NodeRig } from "../support/node/node-rig.js";
 import {
   assertAdmissionThroughService,
+  assertCredentialsBlock,
   assertKeyLogin,
   assertReplicasReady,
+  assertTroubleshootingBlock,
 } from "../support/node/install-checks.js";
-import { bash, installVgate, type VgateInstall } from "../support/node/vgate-install.js";
+import { installVgate, type VgateInstall } from "../support/node/vgate-install.js";
 
 (HAVE_NODE ? describe : describe.skip)(`install on a real node${NODE_SKIP_REASON}`, function () {
   this.timeout(600_000);
@@ -46,23 +45,10 @@ import { bash, installVgate, type VgateInstall } from "../support/node/vgate-ins
   });
 
   it("the README's credentials block shows what it promises on this cluster", async () => {
-    const dir = mkdtempSync(join(rig.dir, "credentials-"));
-    await runPromisedBlock(docBlock("kubectl create namespace web-prod"), dir, {
-      ...install.env,
-      HOME: dir,
-    });
+    await assertCredentialsBlock(rig, install);
   });
 
   it("the README's troubleshooting block answers healthy on this cluster", async () => {
-    const lines = docBlock("# Are vgate's pods up?").filter((l) => !l.startsWith("#"));
-    for (const line of lines) {
-      await bash(line, install.workDir, install.env);
-    }
-    const metrics = await bash(
-      "kubectl get --raw /api/v1/namespaces/vgate-system/services/https:vgate:443/proxy/metrics",
-      install.workDir,
-      install.env,
-    );
-    assert.match(metrics, /^vgate_/m, "vgate's metrics through the API server's service proxy");
+    await assertTroubleshootingBlock(install);
   });
 });

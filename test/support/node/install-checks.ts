@@ -1,10 +1,13 @@
 // What the cluster tier checks on an installed vgate, whichever way it was installed (the README's
 // kustomize block, or the Helm chart): the replicas Ready through their probes and running the
 // expected image, kube-apiserver reaching the admission webhooks through the Service, and a key
-// logging in through the token and authorization webhooks.
+// logging in through the token and authorization webhooks, and the docs' credentials and
+// troubleshooting blocks showing what they promise.
 
 import assert from "node:assert/strict";
+import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
+import { docBlock, runPromisedBlock } from "../readme-blocks.js";
 import type { RigImage } from "./images.js";
 import type { NodeRig } from "./node-rig.js";
 import { bash, tokenKubeconfig, type VgateInstall } from "./vgate-install.js";
@@ -136,4 +139,32 @@ export async function assertKeyLogin(
     install.env,
   );
   assert.match(s, /Unauthorized/);
+}
+
+/** The docs' credentials block, run as written, shows what its comments promise. */
+export async function assertCredentialsBlock(
+  rig: NodeRig,
+  install: Pick<VgateInstall, "env">,
+): Promise<void> {
+  const dir = mkdtempSync(join(rig.dir, "credentials-"));
+  await runPromisedBlock(docBlock("kubectl create namespace web-prod"), dir, {
+    ...install.env,
+    HOME: dir,
+  });
+}
+
+/** The docs' troubleshooting block answers healthy, and vgate's metrics reach the API server. */
+export async function assertTroubleshootingBlock(
+  install: Pick<VgateInstall, "workDir" | "env">,
+): Promise<void> {
+  const lines = docBlock("# Are vgate's pods up?").filter((l) => !l.startsWith("#"));
+  for (const line of lines) {
+    await bash(line, install.workDir, install.env);
+  }
+  const metrics = await bash(
+    "kubectl get --raw /api/v1/namespaces/vgate-system/services/https:vgate:443/proxy/metrics",
+    install.workDir,
+    install.env,
+  );
+  assert.match(metrics, /^vgate_/m, "vgate's metrics through the API server's service proxy");
 }
