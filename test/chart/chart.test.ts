@@ -75,10 +75,8 @@ function normaliseHelm(o: Json): Json {
   const c = structuredClone(o);
   const m = meta(c);
   const labels = obj(m.labels ?? {});
-  for (const l of HELM_LABELS) {
-    assert.ok(l in labels, `${key(o)} has Helm's label ${l}`);
-    delete labels[l];
-  }
+  for (const l of HELM_LABELS) assert.ok(l in labels, `${key(o)} has Helm's label ${l}`);
+  m.labels = Object.fromEntries(Object.entries(labels).filter(([l]) => !HELM_LABELS.includes(l)));
   const annotations = obj(m.annotations ?? {});
   delete annotations["helm.sh/resource-policy"];
   if (Object.keys(annotations).length === 0) delete m.annotations;
