@@ -46,3 +46,18 @@ privileged: false
 capabilities:
   drop: ["ALL"]
 {{- end }}
+
+{{/* What every webhook of vgate's shares (manifests/webhook-configurations.yaml says why). */}}
+{{- define "vgate.webhookCommon" -}}
+admissionReviewVersions: ["v1"]
+sideEffects: None
+failurePolicy: Fail
+matchPolicy: Equivalent
+{{- end }}
+
+{{/* kube-system and vgate's own namespace are never sent to vgate's webhooks. */}}
+{{- define "vgate.excludedNamespaces" -}}
+- key: kubernetes.io/metadata.name
+  operator: NotIn
+  values: ["kube-system", {{ .Release.Namespace | quote }}]
+{{- end }}
