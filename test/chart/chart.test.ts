@@ -403,6 +403,27 @@ const CASES: Case[] = [
       );
     });
 
+    it("in another namespace, every object and name follows it", async () => {
+      const out = await inRepo([
+        "template",
+        "vgate",
+        CHART,
+        "--namespace",
+        "gatekeeping",
+        "--set",
+        "certificates.mode=certManager,endpoints.enabled=true",
+      ]);
+      assert.equal(out.code, 0, out.stderr);
+      assert.doesNotMatch(out.stdout, /vgate-system/);
+      for (const o of parse(out.stdout, "helm template")) {
+        const ns = meta(o).namespace;
+        if (ns !== undefined) assert.equal(ns, "gatekeeping", key(o));
+      }
+      assert.match(out.stdout, /- vgate\.gatekeeping\.svc\n/);
+      assert.match(out.stdout, /values: \["kube-system", "gatekeeping"\]/);
+      assert.match(out.stdout, /cert-manager\.io\/inject-ca-from: gatekeeping\/vgate-serving/);
+    });
+
     it("the crd, pdb and test switches leave their objects out", async () => {
       const off = await template(
         ["--set", "crd.install=false,podDisruptionBudget.enabled=false,test.enabled=false"],
