@@ -138,6 +138,11 @@ const CRD = "ownedaccesskeys.management.loft.sh";
       await assertLogsInAs(install, survivor, "survivor");
       await assertAdmissionThroughService(rig, install.workDir);
       assert.deepEqual(await caBundles(), bundles, "the upgrade left caBundle alone");
+      // The CRD is templated (OPS-3): the upgrade updated it too.
+      const crdChart = await sh(
+        `kubectl get crd ${CRD} -o jsonpath='{.metadata.labels.helm\\.sh/chart}'`,
+      );
+      assert.equal(crdChart.trim(), `vgate-${String(chart.version)}-next`);
       const history = JSON.parse(await sh(`helm history vgate --namespace ${NS} -o json`)) as {
         revision: number;
         status: string;
