@@ -3,7 +3,7 @@ SHELL := /bin/bash
 NODE_BIN := node_modules/.bin
 STAMP := node_modules/.install-stamp
 
-.PHONY: install build plugin-bundle install-plugin install-plugin-files kube images images-if-possible test test-cluster cluster lint run bench soak fuzz apiserver e2e manifests image docs clean
+.PHONY: install build plugin-bundle install-plugin install-plugin-files kube helm images images-if-possible test test-cluster cluster lint run bench soak fuzz apiserver e2e manifests image docs clean
 
 install: $(STAMP)
 
@@ -42,11 +42,18 @@ install-plugin-files:
 	ln -sf ../lib/kubectl-accesskey/bin/kubectl_complete-accesskey $(PREFIX)/bin/kubectl_complete-accesskey
 
 # The test rig's kube-apiserver and etcd, the node rig's kubelet and friends, vCluster's syncer and
-# cert-manager's controller and cainjector (VGATE_KUBE_CERT_MANAGER=0 leaves them out), built from the Go module proxy (versions in test/kube/versions.env) into
+# cert-manager's controller and cainjector (VGATE_KUBE_CERT_MANAGER=0 leaves them out) and Helm,
+# built from the Go module proxy (versions in test/kube/versions.env) into
 # ~/.cache/vgate/kube/<version>/; reused when up to date. Needs Go >= 1.26, or KUBEBUILDER_ASSETS
-# pointing at envtest binaries. Without either, the cluster tests skip.
+# pointing at envtest binaries. Without either, the cluster tests skip. VGATE_KUBE_HELM=0 leaves
+# Helm out.
 kube:
 	bash test/kube/build.sh
+	@if [ "$${VGATE_KUBE_HELM:-1}" = 1 ]; then bash test/kube/build-helm.sh; fi
+
+# Helm alone (the chart tests, `helm package`), without building Kubernetes: test/kube/build-helm.sh.
+helm:
+	bash test/kube/build-helm.sh
 
 # The node rig's images as OCI archives in ~/.cache/vgate/images/, made here with no registry:
 # containerd's pause (pause.c from the kube module, which make kube downloads), a busybox test image,

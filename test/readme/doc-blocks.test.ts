@@ -30,6 +30,12 @@ export const CLAIMS: readonly Claim[] = [
     test: "test/support/node/vgate-install.ts",
   },
   { first: "# Renew vgate's serving certificate now.", test: "test/cluster/cert-manager.test.ts" },
+  // docs/helm-chart.md
+  { first: "# Install with Helm:", test: "test/support/helm/helm-install.ts" },
+  { first: "# helm test:", test: "test/cluster/helm.test.ts" },
+  { first: "# Upgrade with Helm:", test: "test/cluster/helm.test.ts" },
+  { first: "# Uninstall with Helm:", test: "test/cluster/helm.test.ts" },
+  { first: "# Only when no key is needed any more:", test: "test/cluster/helm.test.ts" },
   // docs/development.md
   { first: "make run", test: "test/readme/make-run.test.ts" },
   {

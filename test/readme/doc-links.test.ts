@@ -10,12 +10,6 @@ import { userDocs } from "../support/readme-blocks.js";
 
 const PAGES = [...userDocs(), "manifests/README.md"];
 
-/**
- * Pages other parts of issue 23 add (docs/helm-chart.md, docs/certificates.md): links to them are
- * checked once they exist. Remove an entry once its page is merged.
- */
-const PAGES_ADDED_ELSEWHERE = new Set(["docs/helm-chart.md"]);
-
 /** The page's text outside fenced code blocks. */
 function prose(text: string): string {
   return text.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[ \t]*$/gm, "");
@@ -72,7 +66,6 @@ describe("docs: relative links resolve", () => {
     assert.deepEqual([...anchors("# A\n\n## A\n\n```sh\n# not a heading\n```\n")], ["a", "a-1"]);
   });
 
-  const missing = [...PAGES_ADDED_ELSEWHERE].filter((p) => !existsSync(join(repoRoot, p)));
   for (const page of PAGES) {
     it(`${page}: every relative link names a file that exists, and an anchor it has`, () => {
       const text = repoFile(page);
@@ -81,7 +74,7 @@ describe("docs: relative links resolve", () => {
         const [path, fragment] = link.split("#", 2) as [string, string | undefined];
         const target = path === "" ? page : normalize(join(dirname(page), path));
         if (!existsSync(join(repoRoot, target))) {
-          if (!PAGES_ADDED_ELSEWHERE.has(target)) broken.push(`${link}: no file ${target}`);
+          broken.push(`${link}: no file ${target}`);
           continue;
         }
         if (
@@ -94,15 +87,4 @@ describe("docs: relative links resolve", () => {
       assert.deepEqual(broken, []);
     });
   }
-
-  (missing.length > 0 ? it.skip : it)(
-    `links to ${[...PAGES_ADDED_ELSEWHERE].join(", ")} are checked${
-      missing.length > 0
-        ? ` (skipped: ${missing.join(", ")} come from other parts of issue 23, not merged yet)`
-        : ""
-    }`,
-    () => {
-      for (const p of PAGES_ADDED_ELSEWHERE) assert.ok(existsSync(join(repoRoot, p)), p);
-    },
-  );
 });

@@ -15,6 +15,8 @@ export interface KubeVersions {
   vcluster: string;
   /** cert-manager's controller and cainjector (test/support/cert-manager/). */
   certManager: string;
+  /** Helm, a test tool (test/support/helm/). */
+  helm: string;
 }
 
 /** test/kube/versions.env, the one place the versions are pinned. */
@@ -30,6 +32,7 @@ export function kubeVersions(): KubeVersions {
     etcd: value("ETCD_VERSION"),
     vcluster: value("VCLUSTER_VERSION"),
     certManager: value("CERT_MANAGER_VERSION"),
+    helm: value("HELM_VERSION"),
   };
 }
 

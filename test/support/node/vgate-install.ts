@@ -104,6 +104,28 @@ export function withEndpointsComponent(block: string): string {
 }
 
 /**
+ * A folder of the rig's that links to this checkout's paths the docs' commands name (manifests/,
+ * charts/, webhook/bin/vgate, the plugin), so the checkout gets no vgate-install/; `copy` paths are
+ * copies the user's edits go into instead.
+ */
+export function userWorkDir(rig: NodeRig, copy: readonly string[] = []): string {
+  const workDir = mkdtempSync(join(rig.dir, "user-"));
+  for (const name of [
+    "manifests",
+    "charts",
+    "webhook",
+    "dist",
+    "node_modules",
+    "package.json",
+    "plugin",
+  ]) {
+    if (copy.includes(name)) cpSync(join(repoRoot, name), join(workDir, name), { recursive: true });
+    else symlinkSync(join(repoRoot, name), join(workDir, name));
+  }
+  return workDir;
+}
+
+/**
  * Installs vgate from the docs onto `rig`, and wires kube-apiserver to it: the README's install
  * block, or with `certificates: "cert-manager"` docs/certificates.md's (cert-manager must run).
  */
@@ -113,14 +135,8 @@ export async function installVgate(
   opts: { endpoints?: EndpointsComponent; certificates?: Certificates } = {},
 ): Promise<VgateInstall> {
   await rig.loadImage(image);
-  // The README's commands name paths in this checkout (manifests/, webhook/bin/vgate); they run
-  // in a folder of the rig's that links to them, so the checkout gets no vgate-install/. With the
-  // endpoints component, manifests/ is a copy the user's edits go into.
-  const workDir = mkdtempSync(join(rig.dir, "user-"));
-  for (const name of ["manifests", "webhook", "dist", "node_modules", "package.json", "plugin"]) {
-    if (name === "manifests" && opts.endpoints) continue;
-    symlinkSync(join(repoRoot, name), join(workDir, name));
-  }
+  // With the endpoints component, manifests/ is a copy the user's edits go into.
+  const workDir = userWorkDir(rig, opts.endpoints ? ["manifests"] : []);
   let block = docBlock(
     opts.certificates === "cert-manager"
       ? CERT_MANAGER_INSTALL_FIRST_LINE
@@ -129,7 +145,6 @@ export async function installVgate(
   if (opts.endpoints) {
     const ep = opts.endpoints;
     const dir = join(workDir, "manifests/overlays/endpoints");
-    cpSync(join(repoRoot, "manifests"), join(workDir, "manifests"), { recursive: true });
     writeFileSync(
       join(dir, "vcluster.env"),
       `vcluster-name=${ep.vclusterName}\nvcluster-namespace=${ep.vclusterNamespace}\n`,
@@ -139,6 +154,21 @@ export async function installVgate(
   }
   const env = userEnv(rig);
   const output = await bash(block, workDir, env, 600_000);
+  return { workDir, env, output, ...(await wireAndWait(rig)) };
+}
+
+/**
+ * After an install: kube-apiserver wired to the Service's ClusterIP (wireApiserver), and the wait
+ * until its webhook calls reach a ready vgate again.
+ */
+export async function wireAndWait(
+  rig: NodeRig,
+): Promise<{
+  clusterIp: string;
+  recoveryMs: number;
+  apiserverArgs: readonly string[];
+  apiserverDir: string;
+}> {
   const clusterIp = (
     await rig.kubectl([
       "-n",
@@ -153,7 +183,7 @@ export async function installVgate(
   if (!clusterIp) throw new Error("the Service vgate-system/vgate has no ClusterIP");
   const wiring = await wireApiserver(rig, clusterIp);
   const recoveryMs = await waitForWebhooks(rig);
-  return { workDir, env, clusterIp, output, recoveryMs, ...wiring };
+  return { clusterIp, recoveryMs, ...wiring };
 }
 
 async function secretData(rig: NodeRig, name: string, key: string): Promise<string> {

@@ -1,0 +1,212 @@
+// vgate installed on a real node with the Helm chart, as docs/helm-chart.md says
+// (test/support/helm/helm-install.ts), with a real Helm: the install passes the checks the
+// kustomize install passes (test/support/node/install-checks.ts), `helm test` passes (and fails
+// with no replica to answer), `helm upgrade` to a newer chart rolls the pods to the next image
+// while a key made before keeps logging in, and `helm uninstall` leaves nothing of vgate but the
+// CRD and its keys (crd.keep), and the Secrets `vgate certs` made, which go with the namespace.
+
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { HELM_NODE_SKIP_REASON, HAVE_HELM_NODE } from "../support/helm/helm-tier.js";
+import { installVgateWithHelm } from "../support/helm/helm-install.js";
+import { nodeImages } from "../support/node/cluster-tier.js";
+import {
+  assertAdmissionThroughService,
+  assertCredentialsBlock,
+  assertKeyLogin,
+  assertLogsInAs,
+  assertReplicasReady,
+  assertTroubleshootingBlock,
+  createKeyLogin,
+} from "../support/node/install-checks.js";
+import { startNodeRig, type NodeRig } from "../support/node/node-rig.js";
+import {
+  bash,
+  waitAllReady,
+  waitForWebhooks,
+  type VgateInstall,
+} from "../support/node/vgate-install.js";
+import { docBlock } from "../support/readme-blocks.js";
+
+const NS = "vgate-system";
+const CRD = "ownedaccesskeys.management.loft.sh";
+
+(HAVE_HELM_NODE ? describe : describe.skip)(
+  `the Helm chart on a real node${HELM_NODE_SKIP_REASON}`,
+  function () {
+    this.timeout(600_000);
+    let rig: NodeRig;
+    let install: VgateInstall;
+    /** A key made before the upgrade, which must log in after it and survive the uninstall. */
+    let survivor: string;
+
+    const sh = (script: string) => bash(script, install.workDir, install.env);
+    const caBundles = async (): Promise<string[]> =>
+      (
+        await sh(
+          "for k in mutatingwebhookconfiguration validatingwebhookconfiguration; do " +
+            "kubectl get $k vgate-ownedaccesskeys -o jsonpath='{range .webhooks[*]}{.clientConfig.caBundle}{\"\\n\"}{end}'; done",
+        )
+      )
+        .split("\n")
+        .filter(Boolean);
+
+    before(async () => {
+      const images = nodeImages();
+      rig = await startNodeRig({ pause: images.pause, images: [images.test] });
+      install = await installVgateWithHelm(rig, images.vgate);
+      console.log(
+        `      (webhooks answered ${install.recoveryMs} ms after kube-apiserver's restart)`,
+      );
+    });
+    after(async () => rig?.stop());
+
+    it("helm install: the release is deployed, both replicas Ready through their probes", async () => {
+      assert.match(install.output, /STATUS: deployed/);
+      assert.match(install.output, /successfully rolled out/);
+      const status = JSON.parse(await sh(`helm status vgate --namespace ${NS} -o json`)) as {
+        info: { status: string };
+        version: number;
+      };
+      assert.equal(status.info.status, "deployed");
+      assert.equal(status.version, 1);
+      await assertReplicasReady(rig, nodeImages().vgate, 2);
+      // vgate certs filled in every webhook's caBundle; the chart sets none.
+      const bundles = await caBundles();
+      assert.equal(bundles.length, 2);
+      assert.ok(bundles.every((b) => b.length > 100));
+    });
+
+    it("kube-apiserver reaches the admission webhooks through the Service", async () => {
+      await assertAdmissionThroughService(rig, install.workDir);
+    });
+
+    it("a key logs in through the token and authorization webhooks at the Service's ClusterIP", async () => {
+      await assertKeyLogin(rig, install, "helm-login-check");
+    });
+
+    it("the docs' credentials block shows what it promises on this install", async () => {
+      await assertCredentialsBlock(rig, install);
+    });
+
+    it("the docs' troubleshooting block answers healthy on this install", async () => {
+      await assertTroubleshootingBlock(install);
+    });
+
+    it("helm test: the test Pod gets 200 from /readyz through the Service", async () => {
+      const out = await sh(docBlock("# helm test:").join("\n"));
+      assert.match(out, /TEST SUITE:\s+vgate-test-readyz/);
+      assert.match(out, /Phase:\s+Succeeded/);
+      assert.match(
+        out,
+        /GET https:\/\/vgate\.vgate-system\.svc\/readyz \(\d+\.\d+\.\d+\.\d+\): 200/,
+      );
+    });
+
+    it("the NetworkPolicy the chart renders is one the API server takes", async () => {
+      const out = await sh(
+        `helm template vgate charts/vgate --namespace ${NS} --show-only templates/network-policy.yaml ` +
+          "--set networkPolicy.enabled=true | kubectl create --dry-run=server -f -",
+      );
+      assert.match(out, /networkpolicy.networking.k8s.io\/vgate created \(server dry run\)/);
+    });
+
+    it("helm upgrade to a newer chart rolls to its image; a key made before still logs in", async () => {
+      survivor = await createKeyLogin(rig, install, "helm-survivor", "survivor");
+      await assertLogsInAs(install, survivor, "survivor");
+      const bundles = await caBundles();
+      // The next release of the chart, in the user's checkout: its appVersion names the next image.
+      const next = nodeImages().vgateNext;
+      await rig.loadImage(next);
+      const chartFile = join(install.workDir, "charts/vgate/Chart.yaml");
+      const chart = parseYaml(readFileSync(chartFile, "utf8")) as Record<string, unknown>;
+      const tag = next.ref.slice(next.ref.lastIndexOf(":") + 1);
+      writeFileSync(
+        chartFile,
+        readFileSync(chartFile, "utf8")
+          .replace(/^version: .*$/m, `version: ${String(chart.version)}-next`)
+          .replace(/^appVersion: .*$/m, `appVersion: "${tag}"`),
+      );
+      const out = await sh(docBlock("# Upgrade with Helm:").join("\n"));
+      assert.match(out, /has been upgraded/);
+      assert.match(out, /successfully rolled out/);
+      await waitAllReady(rig);
+      await assertReplicasReady(rig, next, 2);
+      await waitForWebhooks(rig);
+      await assertLogsInAs(install, survivor, "survivor");
+      await assertAdmissionThroughService(rig, install.workDir);
+      assert.deepEqual(await caBundles(), bundles, "the upgrade left caBundle alone");
+      // The CRD is templated (OPS-3): the upgrade updated it too.
+      const crdChart = await sh(
+        `kubectl get crd ${CRD} -o jsonpath='{.metadata.labels.helm\\.sh/chart}'`,
+      );
+      assert.equal(crdChart.trim(), `vgate-${String(chart.version)}-next`);
+      const history = JSON.parse(await sh(`helm history vgate --namespace ${NS} -o json`)) as {
+        revision: number;
+        status: string;
+        chart: string;
+      }[];
+      assert.deepEqual(
+        history.map((h) => [h.revision, h.status, h.chart]),
+        [
+          [1, "superseded", `vgate-${String(chart.version)}`],
+          [2, "deployed", `vgate-${String(chart.version)}-next`],
+        ],
+      );
+    });
+
+    it("helm test fails when no replica answers", async () => {
+      await sh(
+        `kubectl -n ${NS} scale deploy/vgate --replicas=0 && ` +
+          `kubectl -n ${NS} wait --for=delete pod -l app.kubernetes.io/component=webhook --timeout=60s`,
+      );
+      const out = await sh(`helm test vgate --namespace ${NS} --logs 2>&1 || echo "exit $?"`);
+      assert.match(out, /exit [1-9]/);
+      assert.match(out, /vgate-test-readyz/);
+      assert.doesNotMatch(out, /: 200$/m);
+    });
+
+    it("helm uninstall leaves only the CRD and its keys, and the Secrets vgate certs made", async () => {
+      const lines = docBlock("# Uninstall with Helm:").filter((l) => !l.startsWith("#"));
+      const helmLine = lines.findIndex((l) => l.startsWith("helm uninstall"));
+      assert.equal(helmLine, 0);
+      await sh(lines[0]!);
+      const kinds = (await sh("kubectl api-resources --verbs=list -o name"))
+        .split("\n")
+        .filter((k) => k && k !== "events" && k !== "events.events.k8s.io");
+      const labelled = await sh(
+        `kubectl get ${kinds.join(",")} -A -l app.kubernetes.io/part-of=vgate -o name`,
+      );
+      assert.deepEqual(labelled.split("\n").filter(Boolean), [
+        `customresourcedefinition.apiextensions.k8s.io/${CRD}`,
+      ]);
+      const namespaced = (await sh("kubectl api-resources --verbs=list --namespaced -o name"))
+        .split("\n")
+        .filter((k) => k && k !== "events" && k !== "events.events.k8s.io");
+      const left = await sh(`kubectl get ${namespaced.join(",")} -n ${NS} -o name`);
+      assert.deepEqual(left.split("\n").filter(Boolean).sort(), [
+        "configmap/kube-root-ca.crt",
+        "secret/vgate-apiserver-client",
+        "secret/vgate-tls",
+        "serviceaccount/default",
+      ]);
+      // No webhook is left failing closed for a vgate that is gone.
+      for (const kind of ["mutatingwebhookconfiguration", "validatingwebhookconfiguration"]) {
+        const r = await rig.kubectl(["get", kind, "vgate-ownedaccesskeys"]);
+        assert.equal(r.code, 1, `${kind} vgate-ownedaccesskeys is gone`);
+      }
+      const key = await rig.kubectl(["get", "oak", "helm-survivor", "-o", "name"]);
+      assert.equal(key.code, 0, `the key survives: ${key.stderr}`);
+      // The rest of the block: the namespace, with the Secrets.
+      for (const line of lines.slice(1)) await sh(line);
+      const ns = await rig.kubectl(["get", "namespace", NS]);
+      assert.equal(ns.code, 1, "the namespace is gone");
+      // Then the CRD, on purpose, and every key with it.
+      await sh(docBlock("# Only when no key is needed any more:").join("\n"));
+      const crd = await rig.kubectl(["get", "crd", CRD]);
+      assert.equal(crd.code, 1, "the CRD is gone");
+    });
+  },
+);
