@@ -2,44 +2,88 @@
 SHELL := /bin/bash
 NODE_BIN := node_modules/.bin
 STAMP := node_modules/.install-stamp
+PLUGIN_BUNDLE := plugin/dist/kubectl-accesskey.mjs
 
-.PHONY: install build plugin-bundle install-plugin install-plugin-files kube images images-if-possible test test-cluster cluster lint run bench soak fuzz apiserver e2e manifests image clean
+.PHONY: deps build plugin-bundle install kube images images-if-possible test test-cluster cluster lint run bench soak fuzz apiserver e2e manifests release release-chart image clean
 
-install: $(STAMP)
+# A target whose inputs did not change does nothing: the steps below are file targets with their
+# real inputs as prerequisites, so `make build` twice costs the second time only make's own look.
 
-# Reinstall only when the lock file changed (or nothing is installed yet).
+# npm ci, only when package.json or package-lock.json changed in content (a checkout that only
+# touched them, or a fresh worktree, keeps node_modules).
+deps: $(STAMP)
+
 $(STAMP): package.json package-lock.json
-	npm ci --no-audit --no-fund
-	@touch $(STAMP)
+	@sum=$$(cat package.json package-lock.json | sha256sum | cut -c1-64); \
+	if [ -d node_modules ] && [ "$$(cat $@ 2>/dev/null)" = "$$sum" ]; then touch $@; \
+	else echo "npm ci --no-audit --no-fund"; npm ci --no-audit --no-fund && echo "$$sum" >$@; fi
 
-build: install
-	$(NODE_BIN)/tsc -p tsconfig.json
-	$(MAKE) --no-print-directory plugin-bundle
+# TypeScript to dist/ when a source, a source directory (a file added or removed) or tsconfig.json
+# changed. tsc's incremental build info (dist/.tsbuildinfo) then recompiles only what the change
+# touches (about 4 s of CPU instead of 16 s), and outputs whose source is gone are removed.
+TS_ROOTS := webhook/src plugin/src test
+TS_SOURCES := $(shell find $(TS_ROOTS) -name '*.ts')
+# (with a trailing slash: the directory test/ is not the target test)
+TS_DIRS := $(addsuffix /,$(shell find $(TS_ROOTS) -type d))
+TSC_STAMP := dist/.tsc-stamp
+$(TSC_STAMP): tsconfig.json $(STAMP) $(TS_SOURCES) $(TS_DIRS)
+	@mkdir -p dist && touch $@.next
+	$(NODE_BIN)/tsc -p tsconfig.json --incremental --tsBuildInfoFile dist/.tsbuildinfo
+	@find $(addprefix dist/,$(TS_ROOTS)) -name '*.js' 2>/dev/null | while IFS= read -r out; do \
+	  src=$${out#dist/}; [ -f "$${src%.js}.ts" ] || rm -f "$$out" "$$out.map"; done
+	@mv -f $@.next $@
+
+build: $(TSC_STAMP) $(PLUGIN_BUNDLE)
 
 # kubectl accesskey as one ESM file plus lazily loaded chunks (plugin/dist/, git-ignored), so a call
-# starts about as fast as kubectl; plugin/bin/kubectl-accesskey loads it.
-plugin-bundle: install
+# starts about as fast as kubectl; plugin/bin/kubectl-accesskey loads it. Rebuilt only when a file
+# it bundled changed (esbuild's metafile lists them: plugin/dist/.deps.mk) or this Makefile did.
+plugin-bundle: $(PLUGIN_BUNDLE)
+
+-include plugin/dist/.deps.mk
+$(PLUGIN_BUNDLE): $(STAMP) Makefile
 	rm -rf plugin/dist
 	$(NODE_BIN)/esbuild plugin/src/main.ts --bundle --platform=node --format=esm --target=node20 \
 	  --splitting --outdir=plugin/dist --entry-names=kubectl-accesskey --chunk-names=chunks/[name]-[hash] \
-	  --out-extension:.js=.mjs --log-level=warning \
+	  --out-extension:.js=.mjs --log-level=warning --metafile=plugin/dist/.meta.json \
 	  --banner:js="import { createRequire as __accesskeyRequire } from 'node:module'; const require = __accesskeyRequire(import.meta.url);"
+	@node scripts/bundle-deps.js plugin/dist/.meta.json $@ >plugin/dist/.deps.mk
+	@rm -f plugin/dist/.meta.json
 
-# Installs kubectl-accesskey and kubectl_complete-accesskey into $(PREFIX)/bin (links into
-# $(PREFIX)/lib/kubectl-accesskey, which holds the bundle); they need only node >= 20.
+# `make install PREFIX=dir` (default /usr/local) puts vgate, kubectl-accesskey and
+# kubectl_complete-accesskey into dir/bin, as links into dir/lib, so they run from anywhere with
+# only Node.js >= 20:
+#   lib/vgate/             what the image holds in /app: package.json, dist/webhook, webhook/bin/vgate
+#                          and the production dependencies of package-lock.json, copied from
+#                          node_modules (no network)
+#   lib/kubectl-accesskey/ bin/ and the esbuild bundle (dist/)
+# Each part is copied again only when its inputs changed (a stamp in its lib directory).
 PREFIX ?= /usr/local
-install-plugin: build
-	$(MAKE) --no-print-directory install-plugin-files
+VGATE_LIB := $(PREFIX)/lib/vgate
+PLUGIN_LIB := $(PREFIX)/lib/kubectl-accesskey
+WEBHOOK_SOURCES := $(filter webhook/%,$(TS_SOURCES)) $(filter webhook/%,$(TS_DIRS))
+install: $(PREFIX)/bin/vgate $(PREFIX)/bin/kubectl-accesskey $(PREFIX)/bin/kubectl_complete-accesskey
 
-# The copy alone, from an existing build (test/plugin/install.test.ts uses it).
-install-plugin-files:
-	@test -f plugin/dist/kubectl-accesskey.mjs || { echo "plugin/dist is missing: run make build"; exit 2; }
-	install -d $(PREFIX)/bin $(PREFIX)/lib/kubectl-accesskey/bin
-	rm -rf $(PREFIX)/lib/kubectl-accesskey/dist
-	cp -R plugin/dist $(PREFIX)/lib/kubectl-accesskey/dist
-	install -m 0755 plugin/bin/kubectl-accesskey plugin/bin/kubectl_complete-accesskey $(PREFIX)/lib/kubectl-accesskey/bin/
-	ln -sf ../lib/kubectl-accesskey/bin/kubectl-accesskey $(PREFIX)/bin/kubectl-accesskey
-	ln -sf ../lib/kubectl-accesskey/bin/kubectl_complete-accesskey $(PREFIX)/bin/kubectl_complete-accesskey
+$(VGATE_LIB)/.make-install-stamp: webhook/bin/vgate package.json package-lock.json $(WEBHOOK_SOURCES) | $(TSC_STAMP)
+	rm -rf $(VGATE_LIB) && install -d $(VGATE_LIB)/webhook/bin $(VGATE_LIB)/dist $(VGATE_LIB)/node_modules
+	cp -R dist/webhook $(VGATE_LIB)/dist/
+	find $(VGATE_LIB)/dist -name '*.map' -delete
+	install -m 0644 package.json $(VGATE_LIB)/
+	install -m 0755 webhook/bin/vgate $(VGATE_LIB)/webhook/bin/
+	node scripts/production-deps.js $(VGATE_LIB)
+	@touch $@
+
+$(PLUGIN_LIB)/.make-install-stamp: $(PLUGIN_BUNDLE) plugin/bin/kubectl-accesskey plugin/bin/kubectl_complete-accesskey
+	rm -rf $(PLUGIN_LIB) && install -d $(PLUGIN_LIB)/bin
+	cp -R plugin/dist $(PLUGIN_LIB)/dist
+	rm -f $(PLUGIN_LIB)/dist/.deps.mk
+	install -m 0755 plugin/bin/kubectl-accesskey plugin/bin/kubectl_complete-accesskey $(PLUGIN_LIB)/bin/
+	@touch $@
+
+$(PREFIX)/bin/vgate: | $(VGATE_LIB)/.make-install-stamp
+	install -d $(PREFIX)/bin && ln -sfn ../lib/vgate/webhook/bin/vgate $@
+$(PREFIX)/bin/kubectl-accesskey $(PREFIX)/bin/kubectl_complete-accesskey: | $(PLUGIN_LIB)/.make-install-stamp
+	install -d $(PREFIX)/bin && ln -sfn ../lib/kubectl-accesskey/bin/$(@F) $@
 
 # The test rig's kube-apiserver and etcd, the node rig's kubelet and friends, and vCluster's syncer,
 # built from the Go module proxy (versions in test/kube/versions.env) into
@@ -56,15 +100,15 @@ kube:
 images:
 	bash test/image/build-images.sh
 
-# A clean compile first, so a deleted test never runs from a stale dist/. Test files run two at a
+# A clean compile first, so a deleted test never runs from a stale dist/ (the plugin bundle is
+# exact: its inputs are its prerequisites). Test files run two at a
 # time (.mocharc.json: most wait on API servers and subprocesses), except the ones that measure
 # latency or RSS under load: those run afterwards, alone.
 LOAD_TESTS := dist/test/soak/soak.test.js dist/test/webhook/server/tls-reload-load.test.js \
   dist/test/webhook/server/slow-clients.test.js dist/test/webhook/patches/sandbox/hostile-server.test.js
-test: install
+test: deps plugin-bundle
 	rm -rf dist
-	$(NODE_BIN)/tsc -p tsconfig.json
-	$(MAKE) --no-print-directory plugin-bundle
+	$(MAKE) --no-print-directory $(TSC_STAMP)
 	$(NODE_BIN)/mocha $(addprefix --ignore ,$(LOAD_TESTS))
 	$(NODE_BIN)/mocha --no-config --require dist/test/support/mocha-root.js --timeout 20000 $(LOAD_TESTS)
 
@@ -73,11 +117,10 @@ test: install
 # its own, with the images of make images loaded and vgate installed as the README says. One test
 # file at a time (each starts its own node). Needs root; without root, the binaries, the packages
 # or the images, every test skips and says what to do.
-test-cluster: install
+test-cluster: deps plugin-bundle
 	@$(MAKE) --no-print-directory images-if-possible
 	rm -rf dist
-	$(NODE_BIN)/tsc -p tsconfig.json
-	$(MAKE) --no-print-directory plugin-bundle
+	$(MAKE) --no-print-directory $(TSC_STAMP)
 	$(NODE_BIN)/mocha --no-config --require dist/test/support/mocha-root.js --timeout 600000 'dist/test/cluster/**/*.test.js'
 
 # The same node with vgate installed, until Ctrl-C (or SIGTERM), which tears it all down; kubectl
@@ -97,7 +140,7 @@ images-if-possible:
 
 # ESLint, Prettier, and dependency-cruiser (.dependency-cruiser.mjs): no import cycles between
 # modules or folders, type-only imports included, and patches run only through the one pipeline.
-lint: install
+lint: deps
 	$(NODE_BIN)/eslint .
 	$(NODE_BIN)/prettier --check .
 	$(NODE_BIN)/depcruise --config .dependency-cruiser.mjs webhook plugin/src test
