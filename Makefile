@@ -22,9 +22,12 @@ $(STAMP): package.json package-lock.json
 # changed. tsc's incremental build info (dist/.tsbuildinfo) then recompiles only what the change
 # touches (about 4 s of CPU instead of 16 s), and outputs whose source is gone are removed.
 TS_ROOTS := webhook/src plugin/src test
-TS_SOURCES := $(shell find $(TS_ROOTS) -name '*.ts')
-# (with a trailing slash: the directory test/ is not the target test)
-TS_DIRS := $(addsuffix /,$(shell find $(TS_ROOTS) -type d))
+# Found by make itself, not find: make image and make manifests must run with an empty PATH.
+# Directories carry a trailing slash (the directory test/ is not the target test).
+files_under = $(foreach d,$(wildcard $(1:=/*)),$(call files_under,$d,$2) $(filter $2,$d))
+dirs_under = $(foreach d,$(wildcard $(1:=/*/)),$d $(call dirs_under,$(d:/=)))
+TS_SOURCES := $(call files_under,$(TS_ROOTS),%.ts)
+TS_DIRS := $(addsuffix /,$(TS_ROOTS)) $(call dirs_under,$(TS_ROOTS))
 TSC_STAMP := dist/.tsc-stamp
 $(TSC_STAMP): tsconfig.json $(STAMP) $(TS_SOURCES) $(TS_DIRS)
 	@mkdir -p dist && touch $@.next
@@ -193,12 +196,15 @@ e2e: build
 # host cluster (manifests/sync), single- or multi-namespace, for the example vCluster of
 # manifests/sync/vcluster.env.
 MANIFEST_INSTALLS := cert-manager self-managed cert-manager+endpoints self-managed+endpoints sync sync+multi-namespace
+# Two levels below the repository (the kustomizations refer to ../../../manifests); make release
+# renders into a directory of its own, so it never races a make manifests.
+MANIFESTS_DIR ?= dist/manifests
 manifests:
 	@command -v kubectl >/dev/null || { echo "kubectl is not installed: make manifests renders manifests/ with kubectl kustomize; install kubectl (https://kubernetes.io/docs/tasks/tools/) and run it again" >&2; exit 2; }
-	@rm -rf dist/manifests && mkdir -p dist/manifests
-	@# kustomize wants relative paths: each kustomization sits in dist/manifests/.<name>/ meanwhile.
+	@rm -rf $(MANIFESTS_DIR) && mkdir -p $(MANIFESTS_DIR)
+	@# kustomize wants relative paths: each kustomization sits in $(MANIFESTS_DIR)/.<name>/ meanwhile.
 	@for name in $(MANIFEST_INSTALLS); do \
-	  dir="dist/manifests/.$$name"; mkdir -p "$$dir"; \
+	  dir="$(MANIFESTS_DIR)/.$$name"; mkdir -p "$$dir"; \
 	  case "$$name" in \
 	    sync|sync+*) base=../../../manifests/sync; components="$${name#sync}"; at="$$base"; ;; \
 	    *) base=../../../manifests; components="$$name"; at="$$base/overlays"; ;; \
@@ -207,10 +213,28 @@ manifests:
 	    echo "resources: [$$base]"; echo "components:"; \
 	    for c in $${components//+/ }; do echo "  - $$at/$$c"; done; \
 	  } >"$$dir/kustomization.yaml"; \
-	  kubectl kustomize "$$dir" >"dist/manifests/$$name.yaml"; code=$$?; rm -rf "$$dir"; \
-	  [ $$code -eq 0 ] || { rm -f "dist/manifests/$$name.yaml"; exit $$code; }; \
-	  echo "dist/manifests/$$name.yaml"; \
+	  kubectl kustomize "$$dir" >"$(MANIFESTS_DIR)/$$name.yaml"; code=$$?; rm -rf "$$dir"; \
+	  [ $$code -eq 0 ] || { rm -f "$(MANIFESTS_DIR)/$$name.yaml"; exit $$code; }; \
+	  echo "$(MANIFESTS_DIR)/$$name.yaml"; \
 	done
+
+# The release artifacts in dist/release/ with a SHA256SUMS file (scripts/release.sh says what each
+# is): the manifests of make manifests, the krew archives and manifest (REPO=owner/name for its
+# URLs, default vgate/vgate), and the image as an OCI archive from make images, which it brings up
+# to date first (root, buildah). Nothing is pushed anywhere.
+release: plugin-bundle
+	@$(MAKE) --no-print-directory manifests MANIFESTS_DIR=dist/release-manifests >/dev/null
+	@$(MAKE) --no-print-directory images
+	bash scripts/release.sh dist/release-manifests
+
+# The Helm chart package (charts/vgate) into dist/release/, with the helm of make kube (its cache
+# directory) or the one on PATH.
+KUBE_CACHE = $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/vgate/kube/$(shell sed -n 's/^KUBE_VERSION=//p' test/kube/versions.env)
+release-chart:
+	@test -f charts/vgate/Chart.yaml || { echo "make release-chart: charts/vgate/Chart.yaml is missing: this checkout has no Helm chart to package" >&2; exit 2; }
+	@helm=$$(if [ -x "$(KUBE_CACHE)/helm" ]; then echo "$(KUBE_CACHE)/helm"; else command -v helm; fi) || \
+	  { echo "make release-chart: helm is not in $(KUBE_CACHE) nor on PATH: run make kube, which builds it, or install Helm (https://helm.sh/docs/intro/install/)" >&2; exit 2; }; \
+	mkdir -p dist/release && "$$helm" package charts/vgate --destination dist/release
 
 # The container image from the Dockerfile, tagged vgate:VERSION (package.json's version unless
 # VERSION=... is given).
