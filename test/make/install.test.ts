@@ -11,6 +11,7 @@ import { delimiter, join } from "node:path";
 import { repoRoot } from "../support/fixtures.js";
 import { HAVE_KUBECTL, KUBECTL_SKIP_REASON } from "../support/kubectl.js";
 import { runIn, type Run } from "../manifests/make.js";
+import { docBlock, runPromisedBlock } from "../support/readme-blocks.js";
 
 /** `cmd args` in `cwd` (outside the checkout) with exactly `env`; never rejects. */
 function runOutside(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: string) {
@@ -139,4 +140,36 @@ describe("make install", function () {
     const again = await runIn("make", ["-q", "install", `PREFIX=${prefix}`]);
     assert.equal(again.code, 0, "make -q install: something is out of date");
   });
+});
+
+/** The docs' block that installs the commands, or why there is none. */
+function installBlock(): { lines: string[] } | { missing: string } {
+  try {
+    return { lines: docBlock("make install PREFIX=") };
+  } catch (err) {
+    return { missing: (err as Error).message };
+  }
+}
+
+describe("the docs' make install block", function () {
+  this.timeout(600_000);
+  const block = installBlock();
+  const why = "missing" in block ? ` (skipped: ${block.missing})` : "";
+
+  ("lines" in block ? it : it.skip)(
+    `runs as written with a HOME of its own, from the checkout${why}`,
+    async () => {
+      const lines = (block as { lines: string[] }).lines;
+      const home = mkdtempSync(join(tmpdir(), "vgate-home-"));
+      const env: NodeJS.ProcessEnv = { ...process.env, HOME: home };
+      delete env["KUBECONFIG"];
+      try {
+        await runPromisedBlock(lines, home, env, 600_000, repoRoot);
+        const bins = readdirSync(join(home, ".local/bin")).sort();
+        assert.deepEqual(bins, ["kubectl-accesskey", "kubectl_complete-accesskey", "vgate"]);
+      } finally {
+        rmSync(home, { recursive: true, force: true });
+      }
+    },
+  );
 });
