@@ -227,14 +227,14 @@ release: plugin-bundle
 	@$(MAKE) --no-print-directory images
 	bash scripts/release.sh dist/release-manifests
 
-# The Helm chart package (charts/vgate) into dist/release/, with the helm of make kube (its cache
-# directory) or the one on PATH.
+# The Helm chart package (charts/vgate) into dist/chart/, with the helm of make kube (its cache
+# directory) or the one on PATH; scripts/release.sh takes it into dist/release/ when given it.
 KUBE_CACHE = $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/vgate/kube/$(shell sed -n 's/^KUBE_VERSION=//p' test/kube/versions.env)
 release-chart:
 	@test -f charts/vgate/Chart.yaml || { echo "make release-chart: charts/vgate/Chart.yaml is missing: this checkout has no Helm chart to package" >&2; exit 2; }
 	@helm=$$(if [ -x "$(KUBE_CACHE)/helm" ]; then echo "$(KUBE_CACHE)/helm"; else command -v helm; fi) || \
 	  { echo "make release-chart: helm is not in $(KUBE_CACHE) nor on PATH: run make kube, which builds it, or install Helm (https://helm.sh/docs/intro/install/)" >&2; exit 2; }; \
-	mkdir -p dist/release && "$$helm" package charts/vgate --destination dist/release
+	rm -rf dist/chart && mkdir -p dist/chart && "$$helm" package charts/vgate --destination dist/chart
 
 # The container image from the Dockerfile, tagged vgate:VERSION (package.json's version unless
 # VERSION=... is given).

@@ -7,8 +7,9 @@
 #   vgate-<version>.oci.tar                  the image, an OCI archive (`ctr images import`,
 #                                            `skopeo copy oci-archive:…`), from make images
 #   SHA256SUMS                               `sha256sum -c SHA256SUMS` checks them
-# Usage: scripts/release.sh MANIFESTS_DIR (the Makefile renders the installs there with make
-# manifests, and brings the plugin bundle and make images up to date first). Archives are
+# Usage: scripts/release.sh MANIFESTS_DIR [FILE...]: the Makefile renders the installs into
+# MANIFESTS_DIR with make manifests, and brings the plugin bundle and make images up to date first;
+# each FILE (the Helm chart package of make release-chart) is added as it is. Archives are
 # reproducible: entries sorted, owner 0, modes normalised, every mtime the last commit's time
 # (SOURCE_DATE_EPOCH overrides it), gzip without a name or a time stamp.
 # REPO (owner/name on GitHub, default vgate/vgate) goes into the krew manifest's URLs.
@@ -19,7 +20,9 @@ cd "$repo"
 say() { printf 'make release: %s\n' "$*"; }
 die() { printf 'make release: error: %s\n' "$*" >&2; exit 1; }
 
-manifests=${1:?usage: scripts/release.sh MANIFESTS_DIR}
+manifests=${1:?usage: scripts/release.sh MANIFESTS_DIR [FILE...]}
+shift
+for file in "$@"; do [ -f "$file" ] || die "$file does not exist"; done
 version=$(node -p 'require("./package.json").version')
 REPO=${REPO:-vgate/vgate}
 out=dist/release
@@ -96,6 +99,11 @@ mapfile -t blobs <"$layout/keep"
 tar -C "$layout" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" \
   --mode='u+rwX,go+rX,go-w' --format=gnu -cf "$image" oci-layout index.json "${blobs[@]}"
 say "image: $image_ref ($(du -h "$image" | cut -f1), $(uname -m) only)"
+
+for file in "$@"; do
+  cp "$file" "$out/"
+  say "added $(basename "$file")"
+done
 
 (cd "$out" && find . -type f ! -name SHA256SUMS -printf '%P\n' | LC_ALL=C sort | xargs sha256sum >SHA256SUMS)
 say "wrote $out ($(du -sh "$out" | cut -f1)); check it with: (cd $out && sha256sum -c SHA256SUMS)"
