@@ -11,12 +11,17 @@ export interface Run {
 }
 
 /** `cmd args` in this checkout, with `env` over the test's environment; never rejects. */
-export function runIn(cmd: string, args: readonly string[], env = {}): Promise<Run> {
+export function runIn(
+  cmd: string,
+  args: readonly string[],
+  env = {},
+  timeoutMs = 60_000,
+): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       cmd,
       args,
-      { cwd: repoRoot, env: { ...process.env, ...env }, timeout: 60_000 },
+      { cwd: repoRoot, env: { ...process.env, ...env }, timeout: timeoutMs, maxBuffer: 16 << 20 },
       (err, stdout, stderr) =>
         resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }),
     );
