@@ -21,6 +21,7 @@ export const CLAIMS: readonly Claim[] = [
   // README.md
   { first: "make cluster  ", test: "test/cluster/make-cluster.test.ts" },
   { first: "mkdir -p vgate-install", test: "test/support/node/vgate-install.ts" },
+  { first: "make install PREFIX=", test: "test/make/install.test.ts" },
   // docs/access-keys.md
   { first: "export PATH=$PWD/plugin/bin:$PATH", test: "test/plugin/readme.test.ts" },
   { first: "kubectl create namespace web-prod", test: "test/readme/credentials-block.test.ts" },
