@@ -1,8 +1,9 @@
 // The README's `make cluster` blocks, run as written: `make cluster` (or `make cluster VCLUSTER=1`)
-// in the foreground, then each following line in one shell (the exported KUBECONFIG; a folder of
-// its own, or the checkout for the block whose lines name its files), each showing what its
-// comment promises; then Ctrl-C to the process group, as a terminal sends it, after which the host
-// must be as it was before.
+// in the foreground, then each following line in one shell in the checkout (the exported
+// KUBECONFIG), each showing what its comment promises; then Ctrl-C to the process group, as a
+// terminal sends it, after which the host must be as it was before. The plain block is the
+// five-minute start: after it, the playground is checked against manifests/ (webhooks,
+// kube-apiserver's wiring, hashed keys), the troubleshooting block, and its key-login.sh.
 
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
@@ -148,14 +149,39 @@ async function asInstalled(env: NodeJS.ProcessEnv, output: string): Promise<void
   function () {
     this.timeout(600_000);
 
+    it("is the five-minute start: the plugin on PATH, a key-only kubeconfig, a key login", () => {
+      assert.ok(
+        plain.includes("export PATH=$PWD/plugin/bin:$PATH"),
+        "the block puts the plugin on PATH",
+      );
+      // The admin kubeconfig presents its client certificate even with --token (OPS-51); the
+      // key's kubeconfig goes to .cluster/ (git-ignored), written 0600 by --kubeconfig-out.
+      assert.ok(
+        plain.some((l) =>
+          /^kubectl accesskey create \S+ .*--kubeconfig-out \.cluster\/\S+$/.test(l),
+        ),
+        "the block makes a key-only kubeconfig in .cluster/",
+      );
+      assert.ok(
+        plain.some((l) => /^kubectl --kubeconfig \.cluster\/\S+ auth whoami\b/.test(l)),
+        "the block logs in with it",
+      );
+      assert.ok(!plain.some((l) => /--token\b/.test(l)), "--token with the admin kubeconfig");
+    });
+
     it("runs as written, vgate is as the manifests install it, and Ctrl-C leaves the host as it was", async () => {
       await playground(plain, async (dir, env, output) => {
+        // In the checkout, as a user who just ran make cluster there: the block's own exports
+        // (the plugin on PATH) hold for the lines after them; output goes to `dir`.
         const script = plain
           .slice(2)
           .map((l, i) => `{\n${l}\n} >"${dir}/out.${i}" 2>&1; echo $? >"${dir}/code.${i}"`)
           .join("\n");
+        const user = { ...env, PATH: process.env["PATH"] ?? "", PWD: repoRoot };
         await new Promise<void>((done) =>
-          execFile("bash", ["-c", script], { cwd: dir, env, timeout: 120_000 }, () => done()),
+          execFile("bash", ["-c", script], { cwd: repoRoot, env: user, timeout: 120_000 }, () =>
+            done(),
+          ),
         );
         plain.slice(2).forEach((line, i) => {
           const out = readFileSync(join(dir, `out.${i}`), "utf8");
