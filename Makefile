@@ -134,10 +134,12 @@ test-cluster: deps plugin-bundle
 	$(NODE_BIN)/mocha --no-config --require dist/test/support/mocha-root.js --timeout 600000 'dist/test/cluster/**/*.test.js'
 
 # The same node with vgate installed, until Ctrl-C (or SIGTERM), which tears it all down; kubectl
-# works from the host with .cluster/kubeconfig. Needs root, make kube and make images. VCLUSTER=1
-# adds vCluster's own syncer (a virtual cluster vc, .cluster/virtual.kubeconfig) and vgate's
-# Endpoints webhook.
+# works from the host with .cluster/kubeconfig, and .cluster/key-login.sh logs in with a key. Needs
+# root and make images; builds the binaries it runs (make kube's, but vCluster's syncer only with
+# VCLUSTER=1). VCLUSTER=1 adds vCluster's own syncer (a virtual cluster vc,
+# .cluster/virtual.kubeconfig) and vgate's Endpoints webhook.
 cluster: build
+	VGATE_KUBE_VCLUSTER=$(if $(filter 1,$(VCLUSTER)),1,0) bash test/kube/build.sh
 	@$(MAKE) --no-print-directory images-if-possible
 	node dist/test/support/play/node-cluster.js $(if $(filter 1,$(VCLUSTER)),--vcluster)
 
@@ -186,10 +188,12 @@ soak: build
 fuzz: build
 	node dist/test/fuzz/run.js
 
-# kube-apiserver and etcd (make kube) with vgate installed from manifests/, until Ctrl-C; kubectl
-# works against .apiserver/kubeconfig.
+# kube-apiserver and etcd with vgate installed from manifests/ (keys stored hashed, as installed),
+# until Ctrl-C; kubectl works against .apiserver/kubeconfig, and .apiserver/key-login.sh logs in
+# with a key. Builds only etcd and kube-apiserver of make kube.
 PORT ?= 6443
-apiserver: build kube
+apiserver: build
+	VGATE_KUBE_NODE=0 bash test/kube/build.sh
 	node dist/test/support/playground.js --port=$(PORT)
 
 # The contract suite against a real cluster (kind, k3d, minikube) with vgate installed.

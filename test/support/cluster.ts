@@ -294,6 +294,61 @@ async function publishInfo(admin: KubeTestClient, vgateArgs: readonly string[]):
   }
 }
 
+/**
+ * The `vgate serve` flags of manifests/deployment.yaml that say how vgate behaves (key storage,
+ * group domain, namespace), as the install's pod gets them: `$(VGATE_KEY_STORAGE)` from
+ * manifests/vgate-info.yaml, `$(POD_NAMESPACE)` vgate-system. Left out are the flags the rig sets
+ * itself for where it listens and what it trusts (port, certificates, client CA, log level).
+ */
+export function manifestServeFlags(): string[] {
+  const deployment = manifestObjects("manifests/deployment.yaml").find(
+    (o) => o.kind === "Deployment",
+  );
+  const spec = deployment?.["spec"] as
+    { template?: { spec?: { containers?: { name?: string; args?: string[] }[] } } } | undefined;
+  const args = spec?.template?.spec?.containers?.find((c) => c.name === "vgate")?.args;
+  if (!args) throw new Error("manifests/deployment.yaml has no vgate container with args");
+  const values: Record<string, string> = {
+    VGATE_KEY_STORAGE: manifestKeyStorage(),
+    POD_NAMESPACE: VGATE_NAMESPACE,
+  };
+  const rigOwn = [
+    "--port",
+    "--tls-cert-file",
+    "--tls-private-key-file",
+    "--client-ca-file",
+    "--client-allowed-names",
+    "--log-level",
+  ];
+  return args
+    .filter((a) => a.startsWith("--") && !rigOwn.includes(a.split("=")[0]!))
+    .map((a) =>
+      a.replace(/\$\((\w+)\)/g, (_, name: string) => {
+        const value = values[name];
+        if (value === undefined) throw new Error(`manifests/deployment.yaml: unknown $(${name})`);
+        return value;
+      }),
+    );
+}
+
+/** keyStorage of manifests/vgate-info.yaml: how the install stores keys. */
+export function manifestKeyStorage(): "plain" | "hashed" {
+  const info = manifestObjects("manifests/vgate-info.yaml").find((o) => o.kind === "ConfigMap");
+  const mode = (info?.["data"] as Record<string, string> | undefined)?.["keyStorage"];
+  if (mode !== "plain" && mode !== "hashed")
+    throw new Error(`manifests/vgate-info.yaml: keyStorage is ${JSON.stringify(mode)}`);
+  return mode;
+}
+
+/** --authentication-token-webhook-cache-ttl of manifests/apiserver/kube-apiserver.flags. */
+export function manifestTokenCacheTtl(): string {
+  const ttl = /^--authentication-token-webhook-cache-ttl=(\S+)$/m.exec(
+    repoFile("manifests/apiserver/kube-apiserver.flags"),
+  )?.[1];
+  if (!ttl) throw new Error("manifests/apiserver/kube-apiserver.flags sets no token cache TTL");
+  return ttl;
+}
+
 /** The common name of the client certificate kube-apiserver presents to vgate (--client-allowed-names). */
 export const APISERVER_CLIENT_NAME = "kube-apiserver";
 

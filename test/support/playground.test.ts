@@ -3,7 +3,8 @@
 
 import assert from "node:assert/strict";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadKubeConfig } from "../../webhook/src/kube/kubeconfig.js";
@@ -41,12 +42,13 @@ import { HAVE_KUBECTL, KUBECTL_SKIP_REASON, kubectlFor } from "./kubectl.js";
       if (child.exitCode === null) child.kill("SIGKILL");
     });
 
-    it("prints how to point kubectl at the kubeconfig it wrote", () => {
+    it("prints how to point kubectl at the kubeconfig it wrote, and a key login", () => {
       assert.ok(output.includes(`export KUBECONFIG=${kubeconfig}`), output);
-      assert.match(output, /kubectl get ownedaccesskeys/);
+      assert.ok(output.includes(`--kubeconfig-out ${join(dir, "demo.kubeconfig")}`), output);
+      assert.ok(existsSync(join(dir, "key-login.sh")));
     });
 
-    it("admits OwnedAccessKeys through vgate: a created key gets its generated spec.key", async () => {
+    it("admits OwnedAccessKeys through vgate: a key is stored hashed, as installed", async () => {
       const kc = await loadKubeConfig({ kubeconfig, env: {} });
       const transport = new KubeTransport(kc!, { timeoutMs: 5000 });
       try {
@@ -57,11 +59,19 @@ import { HAVE_KUBECTL, KUBECTL_SKIP_REASON, kubectlFor } from "./kubectl.js";
             apiVersion: "management.loft.sh/v1",
             kind: "OwnedAccessKey",
             metadata: { name: "from-playground" },
-            spec: { displayName: "pg", user: "admin", type: "User" },
+            spec: {
+              displayName: "pg",
+              user: "admin",
+              type: "User",
+              key: randomBytes(32).toString("base64url"),
+            },
           },
         );
         assert.equal(created.status, 201, JSON.stringify(created.body));
-        assert.match((created.body as { spec: { key?: string } }).spec.key ?? "", /^[\w-]{43}$/);
+        assert.match(
+          (created.body as { spec: { key?: string } }).spec.key ?? "",
+          /^sha256:[0-9a-f]{64}$/,
+        );
       } finally {
         transport.close();
       }

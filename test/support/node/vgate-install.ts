@@ -13,8 +13,8 @@ import { cpSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node
 import { delimiter, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { docBlock } from "../readme-blocks.js";
-import { apiserverWiring } from "../cluster.js";
-import { repoFile, repoRoot } from "../fixtures.js";
+import { apiserverWiring, manifestTokenCacheTtl } from "../cluster.js";
+import { repoRoot } from "../fixtures.js";
 import type { RigImage } from "./images.js";
 import type { NodeRig } from "./node-rig.js";
 
@@ -217,10 +217,7 @@ export async function wireApiserver(
     cert: await secretData(rig, "vgate-apiserver-client", "tls.crt"),
     key: await secretData(rig, "vgate-apiserver-client", "tls.key"),
   };
-  const ttl = /--authentication-token-webhook-cache-ttl=(\S+)/.exec(
-    repoFile("manifests/apiserver/kube-apiserver.flags"),
-  )?.[1];
-  const wiring = apiserverWiring(dir, `https://${clusterIp}:443`, ttl ?? "10s", client);
+  const wiring = apiserverWiring(dir, `https://${clusterIp}:443`, manifestTokenCacheTtl(), client);
   const files = { ...wiring.files, "ca.crt": await secretData(rig, "vgate-tls", "ca.crt") };
   for (const [name, text] of Object.entries(files)) {
     writeFileSync(join(dir, name), text, { mode: 0o600 });

@@ -2,7 +2,8 @@
 // from the README (its image on the node, two replicas, the Service, certificates from `vgate
 // certs`, kube-apiserver wired to vgate's token and authorization webhooks), in the foreground
 // until Ctrl-C or SIGTERM, which tear everything down. Writes an admin kubeconfig to
-// .cluster/kubeconfig that works from the host. With --vcluster (make cluster VCLUSTER=1), vgate's
+// .cluster/kubeconfig that works from the host, and the steps of a key login (a key-only
+// kubeconfig: the admin one presents a client certificate) to .cluster/key-login.sh. With --vcluster (make cluster VCLUSTER=1), vgate's
 // Endpoints webhook is installed too, with webhook/examples/vcluster.yaml, and vCluster's own
 // syncer runs a virtual cluster `vc` in the host namespace `vcluster-vc`, whose admin kubeconfig
 // goes to .cluster/virtual.kubeconfig.
@@ -14,6 +15,7 @@ import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { kubeVersions } from "../kube/binaries.js";
 import { repoRoot } from "../fixtures.js";
+import { keyLoginLines, writeKeyLogin } from "./key-login.js";
 import { rigImages } from "../node/images.js";
 import { startNodeRig } from "../node/node-rig.js";
 import { nodeRigPrerequisites } from "../node/prerequisites.js";
@@ -31,8 +33,9 @@ Starts a single-node Kubernetes cluster (etcd, kube-apiserver, kube-controller-m
 kube-scheduler, containerd, kubelet and kube-proxy, from make kube and Debian's packages) inside a
 network namespace of its own, loads the images of make images onto the node, installs vgate as the
 README's install section says and wires kube-apiserver to vgate's token and authorization webhooks.
-Writes an admin kubeconfig to .cluster/kubeconfig. Ctrl-C (or SIGTERM) stops everything and leaves
-the host as it was. Needs root.
+Writes an admin kubeconfig to .cluster/kubeconfig and the steps of a key login to
+.cluster/key-login.sh. Ctrl-C (or SIGTERM) stops everything and leaves the host as it was. Needs
+root.
 
 With VCLUSTER=1 (--vcluster) it also installs vgate's Endpoints webhook (the endpoints component,
 config webhook/examples/vcluster.yaml) and runs vCluster's own syncer (make kube builds it) for a
@@ -40,7 +43,7 @@ virtual cluster "vc" in the host namespace "vcluster-vc", with its telemetry off
 cluster's admin kubeconfig goes to .cluster/virtual.kubeconfig.
 
 Options:
-  --dir=PATH   where the kubeconfigs go (default .cluster)
+  --dir=PATH   where the kubeconfigs and key-login.sh go (default .cluster)
   --vcluster   also vCluster's syncer and vgate's Endpoints webhook
   -h, --help   show this help`;
 
@@ -116,6 +119,8 @@ async function main(): Promise<number> {
         console.log("installing vgate's webhook in the virtual cluster (manifests/README.md) ...");
         await installVirtualWebhook(install, vc.virtual.adminKubeconfig);
       }
+      const keyLogin = keyLoginLines(dir, kubeconfig);
+      const script = await writeKeyLogin(dir, keyLogin);
       const rel = (p: string) => {
         const r = relative(process.cwd(), p);
         return r && !r.startsWith("..") ? r : p;
@@ -133,11 +138,9 @@ vCluster    "${vc.name}" in ${vc.hostNamespace}: ${rel(join(dir, "virtual.kubeco
           : ""
       }
 
-Point kubectl at it:
-  export KUBECONFIG=${rel(kubeconfig)}
-  kubectl -n vgate-system get pods
-  KEY=$(kubectl accesskey create demo --user demo --ttl 1h)
-  kubectl --server ${rig.url} --certificate-authority <(kubectl config view --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d) --token "$KEY" auth whoami
+A key login, from the checkout (also in ${rel(script)}); the admin kubeconfig presents a client
+certificate even with --token, so the key gets a kubeconfig of its own:
+${keyLogin.map((l) => `  ${l}`).join("\n")}
 
 Ctrl-C stops everything.`);
       const keepAlive = setInterval(() => {}, 1 << 30);
