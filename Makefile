@@ -18,9 +18,12 @@ build: install
 
 # kubectl accesskey as one ESM file plus lazily loaded chunks (plugin/dist/, git-ignored), so a call
 # starts about as fast as kubectl; plugin/bin/kubectl-accesskey loads it.
+# It first records the git commit and build date for `version` (build/build-info.mjs): inlined
+# into the bundle, and read from dist/build-info.json by the tsc output.
 plugin-bundle: install
 	rm -rf plugin/dist
-	$(NODE_BIN)/esbuild plugin/src/main.ts --bundle --platform=node --format=esm --target=node20 \
+	node build/build-info.mjs dist/build-info.json
+	$(NODE_BIN)/esbuild plugin/src/main.ts --define:__VGATE_BUILD_INFO__="$$(cat dist/build-info.json)" --bundle --platform=node --format=esm --target=node20 \
 	  --splitting --outdir=plugin/dist --entry-names=kubectl-accesskey --chunk-names=chunks/[name]-[hash] \
 	  --out-extension:.js=.mjs --log-level=warning \
 	  --banner:js="import { createRequire as __accesskeyRequire } from 'node:module'; const require = __accesskeyRequire(import.meta.url);"
@@ -174,7 +177,7 @@ manifests:
 VERSION ?=
 image:
 	@command -v docker >/dev/null || { echo "docker is not installed: make image runs docker build -t vgate:VERSION . from the Dockerfile; install Docker (https://docs.docker.com/engine/install/) or build the Dockerfile with another OCI builder (podman build, buildah bud)" >&2; exit 2; }
-	docker build -t vgate:$(or $(VERSION),$$(node -p 'require("./package.json").version')) .
+	docker build $$(node build/build-info.mjs --build-args) -t vgate:$(or $(VERSION),$$(node -p 'require("./package.json").version')) .
 
 clean:
 	rm -rf dist plugin/dist

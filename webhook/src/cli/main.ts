@@ -9,6 +9,7 @@ import { patchCommand } from "./patch.js";
 import { serveCommand } from "./serve.js";
 import { syncCommand } from "./sync.js";
 import { translateCommand } from "./translate.js";
+import { versionCommand } from "./version.js";
 
 const commands: Command[] = [
   serveCommand,
@@ -18,6 +19,7 @@ const commands: Command[] = [
   checkConfigCommand,
   certsCommand,
   benchCommand,
+  versionCommand,
 ];
 
 function rootHelp(): string {
@@ -32,7 +34,8 @@ function rootHelp(): string {
     ...commands.map((c) => `  ${c.name.padEnd(width)}   ${c.summary}`),
     "",
     "Flags:",
-    "  -h, --help   Show help for vgate or a command",
+    "  -h, --help      Show help for vgate or a command",
+    "      --version   Print the version, git commit and build date (as vgate version)",
     "",
     'Use "vgate <command> --help" for more information about a command.',
     "",
@@ -64,6 +67,7 @@ async function dispatch(argv: string[]): Promise<number> {
     process.stdout.write(target ? target.help : rootHelp());
     return EXIT.OK;
   }
+  if (first === "--version") return dispatch(["version", ...rest]);
   const command = commands.find((c) => c.name === first);
   try {
     if (!command)
