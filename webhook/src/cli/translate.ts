@@ -5,7 +5,7 @@ import { parseCommandArgs } from "./args.js";
 import { dryRun } from "./dry-run.js";
 import { parseDuration } from "./duration.js";
 import { CliError, EXIT, usageError } from "./errors.js";
-import { readObject } from "./input.js";
+import { checkOneStdin, readObject } from "./input.js";
 import type { Command } from "./command.js";
 import {
   DRY_RUN_FLAG_OPTIONS,
@@ -56,8 +56,10 @@ export const translateCommand: Command = {
     }
     if (parsed.positionals.length > 1) throw usageError("translate takes at most one INPUT");
     const deadlineMs = parseDuration(v.timeout!, "--timeout");
+    const input = { path: parsed.positionals[0] ?? "-", what: "INPUT", command: "translate" };
+    checkOneStdin("translate", [{ path: v.config ?? "", what: "--config", command: "" }, input]);
     const loaded = await loadVCluster(v, "translate");
-    const virtual = await readObject(parsed.positionals[0] ?? "-", "input");
+    const virtual = await readObject(input);
     if (virtual.kind !== "Endpoints" || virtual.apiVersion !== "v1") {
       throw new CliError(
         `translate takes a v1 Endpoints object, got ${JSON.stringify(virtual.kind ?? null)} in ${JSON.stringify(virtual.apiVersion ?? null)}`,
