@@ -18,7 +18,8 @@ import {
 const HELP = `Apply the sync.toHost.endpoints patches of a vCluster config to an object, as a dry run.
 
 The object (or an update change set, with --change-set) is read from INPUT or standard input, as
-JSON or YAML. The patched object is printed to standard output as JSON. Expressions run in the same
+JSON or YAML. Any file (INPUT, --config, --virtual-object, --host-object, --objects) can be - for
+standard input, one at a time; an INPUT left out is -. The patched object is printed to standard output as JSON. Expressions run in the same
 sandbox as the webhook (SES compartments in sandbox processes, with a deadline).
 
 Usage:

@@ -23,6 +23,8 @@ also has the owner reference vCluster's syncer sets (experimental.syncSettings.s
 default). An object vCluster's syncer leaves alone (labelled vcluster.loft.sh/controlled-by, or
 annotated so for another syncer) is an error.
 
+INPUT (or --config) can be - for standard input, one at a time; an INPUT left out is -.
+
 Usage:
   vgate translate --config FILE --vcluster-name N --vcluster-namespace NS [flags] [INPUT|-]
 
