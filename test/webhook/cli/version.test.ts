@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import {
   assertTextMatches,
   assertThisBuild,
+  HEAD,
   PACKAGE_VERSION,
 } from "../../support/build-info-check.js";
 import { repoRoot } from "../../support/fixtures.js";
@@ -81,6 +82,21 @@ describe("vgate version", function () {
     assert.equal(bad.stdout, "");
     assert.match(bad.stderr, /^error: --output must be 'yaml' or 'json'\n/);
     assert.equal(run(["version", "extra"]).status, 2);
+  });
+
+  it("a fresh clone records its HEAD and a clean tree", () => {
+    const clone = join(dir, "clone");
+    execFileSync("git", ["clone", "-q", "--shared", "--no-checkout", repoRoot, clone]);
+    execFileSync("git", ["-C", clone, "checkout", "-q", "--detach", HEAD]);
+    const r = spawnSync(process.execPath, [join(clone, "build/build-info.mjs"), "-"], {
+      encoding: "utf8",
+      env: plainEnv(),
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const info = JSON.parse(r.stdout) as Record<string, string>;
+    assert.equal(info["gitCommit"], HEAD);
+    assert.equal(info["gitTreeState"], "clean");
+    assert.equal(info["version"], PACKAGE_VERSION);
   });
 
   it("a tarball build with no git records unknown, and vgate version says unknown", () => {
