@@ -21,6 +21,14 @@ COPY webhook/src webhook/src
 # tsconfig.json also lists plugin/src and test/, which are not in this stage: only the webhook is
 # compiled, to dist/webhook/src (rootDir "." keeps the paths webhook/bin/vgate imports).
 RUN npx tsc -p tsconfig.json
+# What `vgate version` prints besides the version: the build context has no .git, so the commit,
+# tree state and date come in as build arguments (make image and make images pass the output of
+# `node build/build-info.mjs --build-args`); without them the image says "unknown".
+ARG VGATE_GIT_COMMIT=unknown
+ARG VGATE_GIT_TREE_STATE=unknown
+ARG VGATE_BUILD_DATE=
+COPY build/build-info.mjs build/
+RUN node build/build-info.mjs dist/build-info.json
 
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
@@ -36,6 +44,7 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY --from=build /src/dist/webhook ./dist/webhook
+COPY --from=build /src/dist/build-info.json ./dist/build-info.json
 COPY webhook/bin/vgate ./webhook/bin/vgate
 # A numeric non-root user (distroless's "nonroot"), so the kubelet can check runAsNonRoot.
 USER 65532:65532

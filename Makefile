@@ -40,13 +40,26 @@ build: $(TSC_STAMP) $(PLUGIN_BUNDLE)
 
 # kubectl accesskey as one ESM file plus lazily loaded chunks (plugin/dist/, git-ignored), so a call
 # starts about as fast as kubectl; plugin/bin/kubectl-accesskey loads it. Rebuilt only when a file
-# it bundled changed (esbuild's metafile lists them: plugin/dist/.deps.mk) or this Makefile did.
+# it bundled changed (esbuild's metafile lists them: plugin/dist/.deps.mk), the build information
+# did, or this Makefile did.
 plugin-bundle: $(PLUGIN_BUNDLE)
 
+# The git commit, tree state and build date that `vgate version` and `kubectl accesskey version`
+# print (build/build-info.mjs, into dist/build-info.json): inlined into the bundle, read by the tsc
+# output. Looked at again when HEAD, the branch or git's index changed (a commit, a checkout, git
+# add), not on every edit: a tree edited since then says the state it had then.
+BUILD_INFO_STAMP := dist/.build-info-stamp
+GIT_FILES := $(wildcard $(shell git rev-parse --git-path HEAD --git-path index 2>/dev/null) \
+  $(shell ref=$$(git symbolic-ref -q HEAD 2>/dev/null) && git rev-parse --git-path "$$ref" 2>/dev/null))
+$(BUILD_INFO_STAMP): build/build-info.mjs package.json $(GIT_FILES)
+	@mkdir -p dist
+	node build/build-info.mjs dist/build-info.json
+	@touch $@
+
 -include plugin/dist/.deps.mk
-$(PLUGIN_BUNDLE): $(STAMP) Makefile
+$(PLUGIN_BUNDLE): $(STAMP) Makefile $(BUILD_INFO_STAMP)
 	rm -rf plugin/dist
-	$(NODE_BIN)/esbuild plugin/src/main.ts --bundle --platform=node --format=esm --target=node20 \
+	$(NODE_BIN)/esbuild plugin/src/main.ts --define:__VGATE_BUILD_INFO__="$$(cat dist/build-info.json)" --bundle --platform=node --format=esm --target=node20 \
 	  --splitting --outdir=plugin/dist --entry-names=kubectl-accesskey --chunk-names=chunks/[name]-[hash] \
 	  --out-extension:.js=.mjs --log-level=warning --metafile=plugin/dist/.meta.json \
 	  --banner:js="import { createRequire as __accesskeyRequire } from 'node:module'; const require = __accesskeyRequire(import.meta.url);"
@@ -67,9 +80,9 @@ PLUGIN_LIB := $(PREFIX)/lib/kubectl-accesskey
 WEBHOOK_SOURCES := $(filter webhook/%,$(TS_SOURCES)) $(filter webhook/%,$(TS_DIRS))
 install: $(PREFIX)/bin/vgate $(PREFIX)/bin/kubectl-accesskey $(PREFIX)/bin/kubectl_complete-accesskey
 
-$(VGATE_LIB)/.make-install-stamp: webhook/bin/vgate package.json package-lock.json $(WEBHOOK_SOURCES) | $(TSC_STAMP)
+$(VGATE_LIB)/.make-install-stamp: webhook/bin/vgate package.json package-lock.json $(WEBHOOK_SOURCES) $(BUILD_INFO_STAMP) | $(TSC_STAMP)
 	rm -rf $(VGATE_LIB) && install -d $(VGATE_LIB)/webhook/bin $(VGATE_LIB)/dist $(VGATE_LIB)/node_modules
-	cp -R dist/webhook $(VGATE_LIB)/dist/
+	cp -R dist/webhook dist/build-info.json $(VGATE_LIB)/dist/
 	find $(VGATE_LIB)/dist -name '*.map' -delete
 	install -m 0644 package.json $(VGATE_LIB)/
 	install -m 0755 webhook/bin/vgate $(VGATE_LIB)/webhook/bin/
@@ -253,7 +266,7 @@ release-chart:
 VERSION ?=
 image:
 	@command -v docker >/dev/null || { echo "docker is not installed: make image runs docker build -t vgate:VERSION . from the Dockerfile; install Docker (https://docs.docker.com/engine/install/) or build the Dockerfile with another OCI builder (podman build, buildah bud)" >&2; exit 2; }
-	docker build -t vgate:$(or $(VERSION),$$(node -p 'require("./package.json").version')) .
+	docker build $$(node build/build-info.mjs --build-args) -t vgate:$(or $(VERSION),$$(node -p 'require("./package.json").version')) .
 
 # docs/cli.md from the commands' --help (test/readme/cli-reference.test.ts checks it is current), and
 # docs/architecture.svg from docs/architecture.dot when Graphviz's dot is installed.

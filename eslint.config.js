@@ -20,7 +20,7 @@ export default tseslint.config(
     rules: { complexity: "off", "@typescript-eslint/no-unused-expressions": "off" },
   },
   {
-    files: ["**/*.js", "webhook/bin/vgate", "plugin/bin/*"],
+    files: ["**/*.js", "**/*.mjs", "webhook/bin/vgate", "plugin/bin/*"],
     languageOptions: { globals: { process: "readonly", console: "readonly" } },
   },
 );

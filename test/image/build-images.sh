@@ -352,7 +352,7 @@ npm_build_config() {
 # context filtered by .dockerignore as Docker filters it. The -next image is made by
 # export_archive.
 build_vgate() {
-  local version sources start=$SECONDS npm_etc
+  local version sources start=$SECONDS npm_etc build_args
   version=$("$node" -p 'require(process.argv[1]).version' "$repo/package.json")
   vgate_ref=ghcr.io/vgate/vgate:$version
   next_ref=$vgate_ref-next
@@ -360,12 +360,17 @@ build_vgate() {
   mapfile -t sources < <(cd "$repo" && awk 'toupper($1) == "COPY" && $0 !~ /--from=/ {
       for (i = 2; i < NF; i++) if ($i !~ /^--/) print $i }' Dockerfile |
     xargs -I{} find {} -type f | sort)
-  extra_key="$vgate_ref $(image_id "$base_ref") $(cd "$repo" && stat -c '%a %n' "${sources[@]}" | sha256sum)"
+  # The commit and tree state `vgate version` reports (the build context has no .git): a new
+  # commit rebuilds from the Dockerfile's ARG lines on, the rest from the layer cache.
+  build_args=$("$node" "$repo/build/build-info.mjs" --build-args) || die "build/build-info.mjs failed"
+  extra_key="$vgate_ref $(image_id "$base_ref") $(cd "$repo" && stat -c '%a %n' "${sources[@]}" | sha256sum) ${build_args% --build-arg VGATE_BUILD_DATE=*}"
   key=$(cd "$repo" && key_of vgate build_vgate npm_build_config export_archive Dockerfile .dockerignore "${sources[@]}")
   if up_to_date vgate "$key" && [ -f "$out/vgate.tar" ]; then say "vgate image is up to date ($vgate_ref)"; return; fi
   npm_etc=$(npm_build_config)
   local bud=("${B[@]}" bud --layers --pull=never --network host --isolation oci
     --runtime-flag "root=$store/runc" --cgroup-parent "$cgroup" --volume "$npm_etc:/usr/local/etc:ro" --file Dockerfile)
+  # shellcheck disable=SC2206 # --build-arg NAME=VALUE words; the values have no spaces.
+  bud+=($build_args)
   say "building $vgate_ref from the Dockerfile (a minute the first time, npm ci included; then the layer cache)"
   # Each step and npm's summary as it goes; the whole output in the log, shown when it fails.
   if ! (cd "$repo" && "${bud[@]}" --tag "$vgate_ref" . 2>&1) | tee "$work/vgate-build.log" |

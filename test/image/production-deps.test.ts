@@ -9,7 +9,7 @@
 // is checked by rig-images.test.ts, and run by the node rig.
 
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chmod, mkdtemp, readFile, rm, symlink } from "node:fs/promises";
 import { existsSync } from "node:fs";
@@ -121,9 +121,31 @@ describe("Dockerfile and .dockerignore", () => {
   });
 });
 
+/**
+ * The build arguments `make image` passes (build/build-info.mjs --build-args): this checkout's
+ * commit, as the image's build context has no .git.
+ */
+const buildArgs = (): Record<string, string> =>
+  Object.fromEntries(
+    execFileSync(process.execPath, ["build/build-info.mjs", "--build-args"], {
+      cwd: repoRoot,
+      encoding: "utf8",
+    })
+      .trim()
+      .split(/\s*--build-arg\s+/)
+      .filter(Boolean)
+      .map((arg) => arg.split("=", 2) as [string, string]),
+  );
+
 /** Stand-ins for the Dockerfile's RUN lines on this machine. */
 const runHandler: RunHandler = (command, { cwd }) => {
   const words = command.split(/\s+/);
+  // As docker build runs it: the stage's ARGs in the environment, no git checkout around it.
+  if (/^node build\/build-info\.mjs \S+$/.test(command))
+    return exec(process.execPath, words.slice(1), {
+      cwd,
+      env: { PATH: process.env["PATH"], ...buildArgs() },
+    }).then(() => {});
   // The full install of the build stage: the repository's node_modules is exactly that (make
   // install runs `npm ci` from the same lock file), so it is linked instead of installed again.
   if (/^npm ci( --no-audit| --no-fund)*$/.test(command))
@@ -234,6 +256,23 @@ describe("the image's file tree, built here without Docker", function () {
     assert.match(stdout, /Usage:\n {2}vgate <command>/);
     assert.match(stdout, /\n {2}serve\s/);
     assert.match(stdout, /\n {2}certs\s/);
+  });
+
+  it("runs vgate version: the commit and date given as build arguments, not unknown", async () => {
+    const { stdout } = await exec(program(), ["version", "-o", "json"], {
+      cwd: tree.app,
+      env: env(),
+      ...user(),
+    });
+    const info = JSON.parse(stdout) as Record<string, string>;
+    const head = execFileSync("git", ["rev-parse", "HEAD"], { cwd: repoRoot, encoding: "utf8" });
+    assert.equal(info["gitCommit"], head.trim());
+    assert.match(info["gitTreeState"]!, /^(clean|dirty)$/);
+    assert.ok(Number.isFinite(Date.parse(info["buildDate"]!)), info["buildDate"]);
+    assert.equal(
+      info["version"],
+      (JSON.parse(repoFile("package.json")) as { version: string }).version,
+    );
   });
 
   it("runs vgate check-config (config loading and the patch grammar)", async () => {

@@ -47,7 +47,11 @@ const executable = (e: TarEntry | undefined): boolean =>
       if (!("found" in lookup)) return;
       images = lookup.found;
       const { archive, image } = open(images.vgate);
-      const kept = new Set(["/app/package.json", "/app/webhook/bin/vgate"]);
+      const kept = new Set([
+        "/app/package.json",
+        "/app/webhook/bin/vgate",
+        "/app/dist/build-info.json",
+      ]);
       vgateTree = archive.tree(image, (path) => kept.has(path));
     });
 
@@ -166,6 +170,15 @@ const executable = (e: TarEntry | undefined): boolean =>
           repoFile(file),
           `the image's ${file} is not this checkout's: run make images`,
         );
+    });
+
+    it("vgate: records the commit it was built from (build arguments; the context has no .git)", () => {
+      const entry = vgateTree.get("/app/dist/build-info.json");
+      assert.ok(entry?.type === "file", "no /app/dist/build-info.json: run make images again");
+      const info = JSON.parse(entry.data.toString("utf8")) as Record<string, string>;
+      assert.match(info["gitCommit"] ?? "", /^[0-9a-f]{40}$/, "the image's commit is unknown");
+      assert.match(info["gitTreeState"] ?? "", /^(clean|dirty)$/);
+      assert.ok(Number.isFinite(Date.parse(info["buildDate"] ?? "")), info["buildDate"]);
     });
 
     it("vgate-next: the same manifest layers, a config that differs by its version label only", () => {

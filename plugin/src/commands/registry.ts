@@ -70,6 +70,11 @@ export const COMMANDS: readonly Entry[] = [
     load: async () => (await import("./whoami.js")).command,
   },
   {
+    name: "version",
+    summary: "Print the plugin's version, git commit and build date",
+    load: async () => (await import("./version.js")).command,
+  },
+  {
     name: "completion",
     summary: "Print a shell completion script (bash, zsh)",
     load: async () => (await import("./completion.js")).command,

@@ -19,10 +19,11 @@ import {
 import { sharedCluster, type VgateCluster } from "../../support/cluster.js";
 import { repoFile, repoRoot } from "../../support/fixtures.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
+import { HAVE_KUBECTL } from "../../support/kubectl.js";
 import type { KubeObject } from "../../support/kube/kube-client.js";
 import { serviceAccountWith } from "../../support/kube/service-account.js";
 import { loadClientCa, parseCaBundle } from "../../../webhook/src/server/client-auth.js";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -43,6 +44,26 @@ async function vgate(...args: string[]): Promise<Run> {
   delete env["KUBERNETES_SERVICE_HOST"];
   try {
     const { stdout, stderr } = await promisify(execFile)(bin, args, { env, timeout: 60_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: e.code ?? -1, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
+  }
+}
+
+/** The environment with no kubeconfig of its own: no KUBECONFIG, no in-cluster variables. */
+function kubeEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env["KUBECONFIG"];
+  delete env["KUBERNETES_SERVICE_HOST"];
+  delete env["KUBERNETES_SERVICE_PORT"];
+  return env;
+}
+
+/** `file args` with exactly `env`. */
+async function run(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(file, args, { env, timeout: 60_000 });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };
@@ -85,7 +106,7 @@ describe("vgate certs: flags", function () {
       /^error: invalid --secret "Secret_1": must be a valid DNS-1123 subdomain/,
     ],
     [["--webhook-configuration", "A B"], /^error: invalid --webhook-configuration "A B"/],
-    [["--frobnicate"], /^error: Unknown option '--frobnicate'/],
+    [["--frobnicate"], /^error: unknown flag: --frobnicate for "vgate certs"\n/],
     [["extra"], /^error: unexpected argument "extra"/],
   ];
   for (const [args, message] of usageCases) {
@@ -671,6 +692,73 @@ interface Secret {
       }
     });
 
+    it("finds its kubeconfig as kubectl does: ~/.kube/config, KUBECONFIG's files that exist", async () => {
+      const name = unique("certs-home");
+      await installConfigs(name);
+      const home = await mkdtemp(join(tmpdir(), "vgate-certs-home-"));
+      try {
+        await mkdir(join(home, ".kube"));
+        await copyFile(cluster.kubeconfigPath, join(home, ".kube/config"));
+        const missing = join(home, "missing.kubeconfig");
+        const certsWith = (env: NodeJS.ProcessEnv, secret: string) =>
+          run(
+            bin,
+            [
+              "certs",
+              "-n",
+              NAMESPACE,
+              "--service",
+              "vgate-svc",
+              "--secret",
+              secret,
+              "--webhook-configuration",
+              name,
+              "--skip-client-certificate",
+            ],
+            env,
+          );
+        const kubectlWith = (env: NodeJS.ProcessEnv) =>
+          run("kubectl", ["get", "namespace", NAMESPACE, "-o", "name"], env);
+        // Each environment: whether kubectl (the oracle, when on PATH) and vgate reach the cluster.
+        const cases: [string, NodeJS.ProcessEnv, boolean][] = [
+          ["~/.kube/config alone", { HOME: home }, true],
+          [
+            "KUBECONFIG with a missing file first",
+            { HOME: "/nonexistent", KUBECONFIG: `${missing}:${join(home, ".kube/config")}` },
+            true,
+          ],
+          [
+            "KUBECONFIG of missing files only (~/.kube/config is not read then)",
+            { HOME: home, KUBECONFIG: missing },
+            false,
+          ],
+          ["neither", { HOME: join(home, "empty") }, false],
+        ];
+        for (const [what, extra, reaches] of cases) {
+          const env = { ...kubeEnv(), ...extra };
+          if (HAVE_KUBECTL) {
+            const k = await kubectlWith(env);
+            assert.equal(k.code === 0, reaches, `kubectl, ${what}: ${k.stderr}`);
+          }
+          const secret = unique("tls");
+          const r = await certsWith(env, secret);
+          assert.equal(r.code === 0, reaches, `vgate certs, ${what}: ${r.stderr}`);
+          if (reaches) {
+            assert.match(r.stdout, new RegExp(`^secret/${secret} created$`, "m"));
+          } else {
+            assert.equal(r.code, 1);
+            assert.match(
+              r.stderr,
+              /^error: no (kubeconfig: pass --kubeconfig, set KUBECONFIG, or create ~\/\.kube\/config|file named in KUBECONFIG exists)/,
+            );
+            assert.equal(await secretOf(secret), null);
+          }
+        }
+      } finally {
+        await rm(home, { recursive: true, force: true });
+      }
+    });
+
     it("says so when the API server cannot be reached", async () => {
       const name = unique("certs-unreachable");
       const nobody = await serviceAccountWith(cluster.plane, "certs-offline", []);
@@ -682,7 +770,10 @@ interface Secret {
           `--webhook-configuration=${name}`,
         );
         assert.equal(r.code, 1);
-        assert.match(r.stderr, /^error: API server unreachable: .*ECONNREFUSED/);
+        assert.equal(
+          r.stderr,
+          "error: The connection to the server 127.0.0.1:1 was refused - did you specify the right host or port?\n",
+        );
         assert.ok(!r.stderr.includes(nobody.token), "the token was printed");
       } finally {
         await nobody.remove();

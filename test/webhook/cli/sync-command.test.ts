@@ -183,7 +183,7 @@ describe("vgate sync flags", function () {
     usage([...REQUIRED, "--leader-election-id=-x"], /invalid --leader-election-id/);
     usage(
       [...REQUIRED, "--kubeconfig=x"],
-      /Unknown option '--kubeconfig'[\s\S]*Run 'vgate sync --help' for usage/,
+      /unknown flag: --kubeconfig for "vgate sync"[\s\S]*Run 'vgate sync --help' for usage/,
     );
     usage([...REQUIRED, "extra"], /unexpected argument "extra"/);
   });

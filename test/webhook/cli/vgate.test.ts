@@ -69,7 +69,10 @@ describe("vgate CLI", function () {
     assert.match(noTls.stderr, /needs --tls-cert-file and --tls-private-key-file, or --dev/);
     const unknownFlag = run("serve", "--dve");
     assert.equal(unknownFlag.status, 2);
-    assert.match(unknownFlag.stderr, /Unknown option '--dve'/);
+    assert.match(
+      unknownFlag.stderr,
+      /^error: unknown flag: --dve for "vgate serve"\n\nDid you mean this\?\n\t--dev\n/,
+    );
   });
 
   it("rejects bad access-key flags with exit code 2, naming the flag", () => {
@@ -295,7 +298,7 @@ describe("vgate CLI", function () {
       );
       failsAtOnce(
         ["--dev", "--roles-file", join(dir, "missing.yaml"), ...local],
-        `cannot read --roles-file ${join(dir, "missing.yaml")}: ENOENT`,
+        `cannot read --roles-file ${join(dir, "missing.yaml")}: no such file; check the path`,
       );
     });
 
@@ -322,7 +325,7 @@ describe("vgate CLI", function () {
       const missing = join(dir, "missing.kubeconfig");
       failsAtOnce(
         ["--dev", "--kubeconfig", missing, ...local],
-        `cannot read kubeconfig ${JSON.stringify(missing)}: ENOENT: no such file or directory, open '${missing}'`,
+        `cannot read kubeconfig ${JSON.stringify(missing)}: no such file; check the path`,
       );
       const garbage = join(dir, "garbage.kubeconfig");
       const r = spawnSync(bin, ["serve", "--dev", "--kubeconfig", garbage, ...local], {
@@ -462,7 +465,7 @@ describe("vgate CLI", function () {
           "--virtual-kubeconfig",
           missing,
         ],
-        `cannot read kubeconfig ${JSON.stringify(missing)}: ENOENT: no such file or directory, open '${missing}'`,
+        `cannot read kubeconfig ${JSON.stringify(missing)}: no such file; check the path`,
       );
     });
 

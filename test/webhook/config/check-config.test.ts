@@ -113,6 +113,6 @@ describe("config/check-config", () => {
     const result = await checkConfigFile(file);
     assert.ok(!result.ok);
     assert.equal(result.problems.length, 1);
-    assert.match(result.problems[0]!, /^cannot read .*nope\.yaml: ENOENT/);
+    assert.match(result.problems[0]!, /^cannot read .*nope\.yaml: no such file; check the path$/);
   });
 });

@@ -225,7 +225,7 @@ sync:
       const file = join(dir, "missing.yaml");
       await assert.rejects(readVClusterConfig(file), (err: unknown) => {
         assert.ok(err instanceof VClusterConfigError);
-        assert.equal(err.problems[0], `cannot read ${file}: ENOENT`);
+        assert.equal(err.problems[0], `cannot read ${file}: no such file; check the path`);
         return true;
       });
     });

@@ -267,9 +267,11 @@ describe("config/yaml-document", () => {
 
     it("names the file and the error code when it cannot be read", async () => {
       await assert.rejects(readTextFile(join(dir, "none"), 100), {
-        message: `cannot read ${join(dir, "none")}: ENOENT`,
+        message: `cannot read ${join(dir, "none")}: no such file; check the path`,
       });
-      await assert.rejects(readTextFile(dir, 100), { message: `cannot read ${dir}: EISDIR` });
+      await assert.rejects(readTextFile(dir, 100), {
+        message: `cannot read ${dir}: it is a directory; give the path of a file`,
+      });
     });
   });
 });

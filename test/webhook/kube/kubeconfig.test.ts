@@ -112,7 +112,7 @@ describe("loadKubeConfig", () => {
   it("names a file that does not exist", async () => {
     const missing = join(dir, "missing");
     const err = await rejectionOf(loadKubeConfig({ kubeconfig: missing, env: {} }));
-    assert.match(err.message, /^cannot read kubeconfig ".*missing": ENOENT/);
+    assert.match(err.message, /^cannot read kubeconfig ".*missing": no such file; check the path$/);
     const viaEnv = await rejectionOf(
       loadKubeConfig({ env: { KUBECONFIG: missing }, allowMissing: true }),
     );

@@ -284,7 +284,11 @@ describe("vgate serve --client-ca-file", function () {
   it("refuses to start on a file that holds no CA, naming the file and never its content", async () => {
     const leaf = await clientCert(await testCa(), "kube-apiserver");
     const cases: [string, string, RegExp][] = [
-      ["missing.crt", "", /cannot read --client-ca-file .*missing\.crt: ENOENT/],
+      [
+        "missing.crt",
+        "",
+        /cannot read --client-ca-file .*missing\.crt: no such file; check the path/,
+      ],
       ["key.pem", leaf.key, /holds no PEM certificate/],
       ["leaf.crt", leaf.cert, /certificate 1 is not a CA/],
       [

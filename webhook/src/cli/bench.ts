@@ -8,6 +8,7 @@ import { availableParallelism } from "node:os";
 import type { Json, JsonObject, PatchSpec, VClusterInfo } from "../patches/types.js";
 import { parseCommandArgs } from "./args.js";
 import { CliError, EXIT, usageError } from "./errors.js";
+import { sourceName } from "../config/read-file.js";
 import { parseDocument, readText } from "./input.js";
 import type { Command } from "./command.js";
 
@@ -204,7 +205,10 @@ export const benchCommand: Command = {
       throw usageError(`invalid --engine ${JSON.stringify(v.engine)}: sandbox or unsandboxed`);
     }
     const corpus = parseCorpus(
-      parseDocument(await readText(v.corpus, "--corpus"), v.corpus),
+      parseDocument(
+        await readText({ path: v.corpus, what: "--corpus", command: "bench" }),
+        sourceName(v.corpus),
+      ),
       v.corpus,
     );
     const out = (l: BenchLine): void => {

@@ -19,6 +19,7 @@ import {
   type StoredTlsSecret,
 } from "../kube/tls-secret.js";
 import { KubeTransport } from "../kube/transport.js";
+import { connectionSentence } from "./connection-error.js";
 import { CliError } from "./errors.js";
 import {
   bundleWithPrevious,
@@ -71,7 +72,8 @@ export interface CertsOutput {
 export async function runCerts(opts: CertsOptions, out: CertsOutput): Promise<void> {
   let kc;
   try {
-    kc = await loadKubeConfig({ kubeconfig: opts.kubeconfig });
+    // A person runs vgate certs, as they run kubectl: kubectl's rules, ~/.kube/config included.
+    kc = await loadKubeConfig({ kubeconfig: opts.kubeconfig, kubectlDefaults: true });
   } catch (err) {
     if (err instanceof KubeConfigError) throw new CliError(err.message);
     throw err;
@@ -115,6 +117,8 @@ export async function runCerts(opts: CertsOptions, out: CertsOutput): Promise<vo
     }
   } catch (err) {
     if (err instanceof KubeError || err instanceof CliError) throw err;
+    const sentence = connectionSentence(err, kc.getCurrentCluster()?.server ?? "");
+    if (sentence) throw new CliError(transport.redact(sentence));
     throw new CliError(transport.redact(err instanceof Error ? err.message : String(err)));
   } finally {
     transport.close();

@@ -50,7 +50,8 @@ Flags:
                                      (default "kube-apiserver")
       --skip-client-certificate      Do not make or renew the client certificate
       --force                        Renew even when the stored certificates are still good
-      --kubeconfig FILE              Kubeconfig to use (default: $KUBECONFIG, then in-cluster)
+      --kubeconfig FILE              Kubeconfig to use; as for kubectl, the default is the files
+                                     of $KUBECONFIG, else ~/.kube/config, else in-cluster
   -h, --help                         Show this help
 
 It needs: get, create and update on secrets in the namespace (both Secrets); get and patch on

@@ -3,6 +3,7 @@
 import { parseCommandArgs } from "./args.js";
 import { EXIT, usageError } from "./errors.js";
 import type { Command } from "./command.js";
+import { announceStdin } from "./stdin-notice.js";
 import { NAMESPACE_FLAG_HELP, selfNamespace } from "./vcluster-flags.js";
 
 const HELP = `Validate the sync.toHost.endpoints section of a vCluster config file.
@@ -14,7 +15,7 @@ sync.toHost.namespaces mapping that can target kube-system, kube-public, kube-no
 or the namespace vgate runs in is a problem too.
 
 Usage:
-  vgate check-config [--namespace NAMESPACE] FILE
+  vgate check-config [--namespace NAMESPACE] FILE|-
 
 Flags:
       --namespace string   ${NAMESPACE_FLAG_HELP}
@@ -24,6 +25,9 @@ Exit status: 0 when the file is valid, 1 when it is not, 2 for a usage error.
 
 Examples:
   vgate check-config vcluster.yaml
+
+  # From standard input
+  helm get values my-vc -n vc-ns -o yaml | vgate check-config -
 `;
 
 export const checkConfigCommand: Command = {
@@ -46,7 +50,9 @@ export const checkConfigCommand: Command = {
     }
     const { checkConfigFile } = await import("../config/check-config.js");
     const namespace = selfNamespace(parsed.values.namespace);
-    const result = await checkConfigFile(parsed.positionals[0]!, { selfNamespace: namespace });
+    const file = parsed.positionals[0]!;
+    if (file === "-") announceStdin("check-config", "the vCluster config");
+    const result = await checkConfigFile(file, { selfNamespace: namespace });
     if (result.ok) {
       process.stdout.write("OK\n");
       return EXIT.OK;

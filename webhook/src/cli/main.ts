@@ -7,8 +7,10 @@ import type { Command } from "./command.js";
 import { CliError, EXIT, usageError } from "./errors.js";
 import { patchCommand } from "./patch.js";
 import { serveCommand } from "./serve.js";
+import { didYouMean } from "./suggest.js";
 import { syncCommand } from "./sync.js";
 import { translateCommand } from "./translate.js";
+import { versionCommand } from "./version.js";
 
 const commands: Command[] = [
   serveCommand,
@@ -18,6 +20,7 @@ const commands: Command[] = [
   checkConfigCommand,
   certsCommand,
   benchCommand,
+  versionCommand,
 ];
 
 function rootHelp(): string {
@@ -32,11 +35,24 @@ function rootHelp(): string {
     ...commands.map((c) => `  ${c.name.padEnd(width)}   ${c.summary}`),
     "",
     "Flags:",
-    "  -h, --help   Show help for vgate or a command",
+    "  -h, --help      Show help for vgate or a command",
+    "      --version   Print the version, git commit and build date (as vgate version)",
     "",
     'Use "vgate <command> --help" for more information about a command.',
     "",
   ].join("\n");
+}
+
+/** cobra's message for an unknown command, with the nearest ones (and flags) suggested. */
+function unknownCommand(typed: string): CliError {
+  if (typed.startsWith("-"))
+    return usageError(
+      `unknown flag: ${typed} for "vgate"${didYouMean(typed, ["--help", "--version"])}\nRun 'vgate --help' for usage.`,
+    );
+  const names = [...commands.map((c) => c.name), "help"];
+  return usageError(
+    `unknown command ${JSON.stringify(typed)} for "vgate"${didYouMean(typed, names)}\nRun 'vgate --help' for usage.`,
+  );
 }
 
 /**
@@ -61,15 +77,17 @@ async function dispatch(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
   if (first === undefined || first === "-h" || first === "--help" || first === "help") {
     const target = first === "help" ? commands.find((c) => c.name === rest[0]) : undefined;
+    if (first === "help" && rest[0] !== undefined && !target) {
+      process.stderr.write(`error: ${unknownCommand(rest[0]).message}\n`);
+      return EXIT.USAGE;
+    }
     process.stdout.write(target ? target.help : rootHelp());
     return EXIT.OK;
   }
+  if (first === "--version") return dispatch(["version", ...rest]);
   const command = commands.find((c) => c.name === first);
   try {
-    if (!command)
-      throw usageError(
-        `unknown command ${JSON.stringify(first)} for "vgate"\nRun 'vgate --help' for usage.`,
-      );
+    if (!command) throw unknownCommand(first);
     return await command.run(rest);
   } catch (err) {
     const e =

@@ -6,7 +6,7 @@ import { parseCommandArgs } from "./args.js";
 import { dryRun } from "./dry-run.js";
 import { parseDuration } from "./duration.js";
 import { EXIT, usageError } from "./errors.js";
-import { readObject, readObjectList } from "./input.js";
+import { checkOneStdin, readObject, readObjectList, type InputSource } from "./input.js";
 import type { Command } from "./command.js";
 import {
   DRY_RUN_FLAG_OPTIONS,
@@ -18,7 +18,8 @@ import {
 const HELP = `Apply the sync.toHost.endpoints patches of a vCluster config to an object, as a dry run.
 
 The object (or an update change set, with --change-set) is read from INPUT or standard input, as
-JSON or YAML. The patched object is printed to standard output as JSON. Expressions run in the same
+JSON or YAML. Any file (INPUT, --config, --virtual-object, --host-object, --objects) can be - for
+standard input, one at a time; an INPUT left out is -. The patched object is printed to standard output as JSON. Expressions run in the same
 sandbox as the webhook (SES compartments in sandbox processes, with a deadline).
 
 Usage:
@@ -76,22 +77,31 @@ export const patchCommand: Command = {
     if (parsed.positionals.length > 1) throw usageError("patch takes at most one INPUT");
     const direction = parseDirection(v.direction);
     const deadlineMs = parseDuration(v.timeout!, "--timeout");
+    const source = (path: string, what: string): InputSource => ({ path, what, command: "patch" });
+    const input = source(parsed.positionals[0] ?? "-", "INPUT");
+    const virtualSource = v["virtual-object"] && source(v["virtual-object"], "--virtual-object");
+    const hostSource = v["host-object"] && source(v["host-object"], "--host-object");
+    const objectsSource = v.objects && source(v.objects, "--objects");
+    checkOneStdin("patch", [
+      source(v.config ?? "", "--config"),
+      input,
+      ...[virtualSource, hostSource, objectsSource].filter((s) => !!s),
+    ]);
     const loaded = await loadVCluster(v, "patch");
-    const input = parsed.positionals[0] ?? "-";
-    const object = await readObject(input, "input");
+    const object = await readObject(input);
     // INPUT is the object on the side the patches read from: the virtual object going toHost, the
     // host object going toVirtual. It stands for that side's context object unless one is given.
-    const virtualObject = v["virtual-object"]
-      ? await readObject(v["virtual-object"], "--virtual-object")
+    const virtualObject = virtualSource
+      ? await readObject(virtualSource)
       : direction === "toHost" && !v["change-set"]
         ? object
         : null;
-    const hostObject = v["host-object"]
-      ? await readObject(v["host-object"], "--host-object")
+    const hostObject = hostSource
+      ? await readObject(hostSource)
       : direction === "toVirtual" && !v["change-set"]
         ? object
         : null;
-    const objects = v.objects ? await readObjectList(v.objects, "--objects") : [];
+    const objects = objectsSource ? await readObjectList(objectsSource) : [];
 
     return dryRun(
       loaded,

@@ -2,7 +2,6 @@
 // starts, so a usage error is exit code 2 at once. Apart from serve.ts so that serve-runtime.ts can
 // take these types without importing the command that loads it.
 
-import { parseArgs } from "node:util";
 import type { LevelWithSilent } from "pino";
 import { dns1123SubdomainErrors } from "../accesskeys/names.js";
 import { DEFAULT_PROJECT_LABEL, DEFAULT_VIRTUAL_CLUSTER_LABEL } from "../auth/scope-authorizer.js";
@@ -10,9 +9,10 @@ import { DEFAULT_GROUP_DOMAIN } from "../api/ownedaccesskey.js";
 import { DEFAULT_ADMISSION_TIMEOUT_MS, DEFAULT_MAX_IN_FLIGHT } from "../server/limits.js";
 import { LOG_LEVELS } from "../server/logger.js";
 import { DEFAULT_SHUTDOWN_DELAY_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from "../server/shutdown.js";
+import { parseCommandArgs } from "./args.js";
 import { parseDuration } from "./duration.js";
 import { usageError } from "./errors.js";
-import { selfNamespace } from "./vcluster-flags.js";
+import { SERVER_STDIN_CONFIG, selfNamespace } from "./vcluster-flags.js";
 
 export interface EndpointsOptions {
   config: string;
@@ -46,6 +46,7 @@ function parseEndpointsOptions(
   if (!str("vcluster-name") || !str("vcluster-namespace")) {
     throw usageError("--config needs --vcluster-name and --vcluster-namespace");
   }
+  if (config === "-") throw usageError(SERVER_STDIN_CONFIG("serve"));
   const side = str("side");
   if (side !== "host" && side !== "virtual")
     throw usageError(`invalid --side ${JSON.stringify(side)}: host or virtual`);
@@ -244,52 +245,47 @@ function parseOperations(v: Record<string, string | boolean | undefined>): Opera
 }
 
 export function parseServeArgs(args: string[]): ServeOptions | "help" {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: false,
-      strict: true,
-      options: {
-        port: { type: "string", default: "8443" },
-        "bind-address": { type: "string", default: "0.0.0.0" },
-        "tls-cert-file": { type: "string" },
-        "tls-private-key-file": { type: "string" },
-        kubeconfig: { type: "string" },
-        "group-domain": { type: "string", default: DEFAULT_GROUP_DOMAIN },
-        "admin-groups": { type: "string", default: "system:masters" },
-        "log-level": { type: "string", default: "info" },
-        dev: { type: "boolean", default: false },
-        help: { type: "boolean", short: "h", default: false },
-        config: { type: "string" },
-        "vcluster-name": { type: "string" },
-        "vcluster-namespace": { type: "string" },
-        side: { type: "string", default: "host" },
-        "virtual-kubeconfig": { type: "string" },
-        "on-patch-error": { type: "string", default: "deny" },
-        "patch-timeout": { type: "string", default: "100ms" },
-        "patch-workers": { type: "string" },
-        namespace: { type: "string" },
-        "key-storage": { type: "string", default: "plain" },
-        audiences: { type: "string" },
-        "cluster-name": { type: "string", default: "" },
-        "roles-file": { type: "string" },
-        "project-label": { type: "string", default: DEFAULT_PROJECT_LABEL },
-        "virtual-cluster-label": { type: "string", default: DEFAULT_VIRTUAL_CLUSTER_LABEL },
-        "shutdown-delay": { type: "string" },
-        "shutdown-timeout": { type: "string", default: showMs(DEFAULT_SHUTDOWN_TIMEOUT_MS) },
-        "max-in-flight": { type: "string", default: String(DEFAULT_MAX_IN_FLIGHT) },
-        "tls-reload-interval": { type: "string", default: "10s" },
-        "activity-write-interval": { type: "string", default: "1m" },
-        "admission-timeout": { type: "string", default: showMs(DEFAULT_ADMISSION_TIMEOUT_MS) },
-        "client-ca-file": { type: "string" },
-        "client-allowed-names": { type: "string" },
-        "require-admission-client-cert": { type: "boolean", default: false },
-      },
-    });
-  } catch (err) {
-    throw usageError(`${(err as Error).message}\nRun 'vgate serve --help' for usage.`);
-  }
+  const parsed = parseCommandArgs(
+    "serve",
+    args,
+    {
+      port: { type: "string", default: "8443" },
+      "bind-address": { type: "string", default: "0.0.0.0" },
+      "tls-cert-file": { type: "string" },
+      "tls-private-key-file": { type: "string" },
+      kubeconfig: { type: "string" },
+      "group-domain": { type: "string", default: DEFAULT_GROUP_DOMAIN },
+      "admin-groups": { type: "string", default: "system:masters" },
+      "log-level": { type: "string", default: "info" },
+      dev: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+      config: { type: "string" },
+      "vcluster-name": { type: "string" },
+      "vcluster-namespace": { type: "string" },
+      side: { type: "string", default: "host" },
+      "virtual-kubeconfig": { type: "string" },
+      "on-patch-error": { type: "string", default: "deny" },
+      "patch-timeout": { type: "string", default: "100ms" },
+      "patch-workers": { type: "string" },
+      namespace: { type: "string" },
+      "key-storage": { type: "string", default: "plain" },
+      audiences: { type: "string" },
+      "cluster-name": { type: "string", default: "" },
+      "roles-file": { type: "string" },
+      "project-label": { type: "string", default: DEFAULT_PROJECT_LABEL },
+      "virtual-cluster-label": { type: "string", default: DEFAULT_VIRTUAL_CLUSTER_LABEL },
+      "shutdown-delay": { type: "string" },
+      "shutdown-timeout": { type: "string", default: showMs(DEFAULT_SHUTDOWN_TIMEOUT_MS) },
+      "max-in-flight": { type: "string", default: String(DEFAULT_MAX_IN_FLIGHT) },
+      "tls-reload-interval": { type: "string", default: "10s" },
+      "activity-write-interval": { type: "string", default: "1m" },
+      "admission-timeout": { type: "string", default: showMs(DEFAULT_ADMISSION_TIMEOUT_MS) },
+      "client-ca-file": { type: "string" },
+      "client-allowed-names": { type: "string" },
+      "require-admission-client-cert": { type: "boolean", default: false },
+    },
+    { allowPositionals: false },
+  );
   const v = parsed.values;
   if (v.help) return "help";
   const port = Number(v.port);

@@ -3,15 +3,15 @@
 // (--leader-elect, --health-probe-bind-address, --metrics-bind-address) and client-go's
 // leader-election defaults (15s lease, 10s renew deadline, 2s retry period).
 
-import { parseArgs } from "node:util";
 import type { LevelWithSilent } from "pino";
 import { dns1123LabelErrors, dns1123SubdomainErrors } from "../accesskeys/names.js";
 import { FIXED_RESERVED_NAMESPACES } from "../config/reserved-namespaces.js";
 import { LOG_LEVELS } from "../server/logger.js";
 import { DEFAULT_REFERENCE_SECRET_TYPES, NEVER_COPIED_SECRET_TYPES } from "../sync/secret-types.js";
+import { parseCommandArgs } from "./args.js";
 import { parseDuration } from "./duration.js";
 import { usageError } from "./errors.js";
-import { selfNamespace } from "./vcluster-flags.js";
+import { SERVER_STDIN_CONFIG, selfNamespace } from "./vcluster-flags.js";
 
 export interface LeaderElectionOptions {
   enabled: boolean;
@@ -239,12 +239,7 @@ const OPTIONS = {
 
 function parseRaw(args: string[]) {
   const { rest, values } = takeBooleans(args);
-  let parsed;
-  try {
-    parsed = parseArgs({ args: rest, options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (err) {
-    throw usageError(`${(err as Error).message}\nRun 'vgate sync --help' for usage.`);
-  }
+  const parsed = parseCommandArgs("sync", rest, OPTIONS);
   if (parsed.positionals.length) {
     throw usageError(
       `unexpected argument ${JSON.stringify(parsed.positionals[0])}\nRun 'vgate sync --help' for usage.`,
@@ -307,6 +302,7 @@ export function parseSyncArgs(
       `vgate sync needs ${missing.map((f) => `--${f}`).join(", ")}\nRun 'vgate sync --help' for usage.`,
     );
   }
+  if (v.config === "-") throw usageError(SERVER_STDIN_CONFIG("sync"));
   const logLevel = v["log-level"]!;
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw usageError(

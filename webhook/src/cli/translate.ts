@@ -5,7 +5,7 @@ import { parseCommandArgs } from "./args.js";
 import { dryRun } from "./dry-run.js";
 import { parseDuration } from "./duration.js";
 import { CliError, EXIT, usageError } from "./errors.js";
-import { readObject } from "./input.js";
+import { checkOneStdin, readObject } from "./input.js";
 import type { Command } from "./command.js";
 import {
   DRY_RUN_FLAG_OPTIONS,
@@ -22,6 +22,8 @@ applied (expression, reference and labels patches; virtual -> host). With --vclu
 also has the owner reference vCluster's syncer sets (experimental.syncSettings.setOwner, true by
 default). An object vCluster's syncer leaves alone (labelled vcluster.loft.sh/controlled-by, or
 annotated so for another syncer) is an error.
+
+INPUT (or --config) can be - for standard input, one at a time; an INPUT left out is -.
 
 Usage:
   vgate translate --config FILE --vcluster-name N --vcluster-namespace NS [flags] [INPUT|-]
@@ -56,8 +58,10 @@ export const translateCommand: Command = {
     }
     if (parsed.positionals.length > 1) throw usageError("translate takes at most one INPUT");
     const deadlineMs = parseDuration(v.timeout!, "--timeout");
+    const input = { path: parsed.positionals[0] ?? "-", what: "INPUT", command: "translate" };
+    checkOneStdin("translate", [{ path: v.config ?? "", what: "--config", command: "" }, input]);
     const loaded = await loadVCluster(v, "translate");
-    const virtual = await readObject(parsed.positionals[0] ?? "-", "input");
+    const virtual = await readObject(input);
     if (virtual.kind !== "Endpoints" || virtual.apiVersion !== "v1") {
       throw new CliError(
         `translate takes a v1 Endpoints object, got ${JSON.stringify(virtual.kind ?? null)} in ${JSON.stringify(virtual.apiVersion ?? null)}`,

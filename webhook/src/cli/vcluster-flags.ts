@@ -3,6 +3,7 @@
 import { dns1123LabelErrors } from "../accesskeys/names.js";
 import type { PatchSpec, VClusterInfo } from "../patches/types.js";
 import { CliError, usageError } from "./errors.js";
+import { announceStdin } from "./stdin-notice.js";
 
 export const VCLUSTER_FLAG_OPTIONS = {
   config: { type: "string" },
@@ -44,6 +45,13 @@ export function selfNamespace(
   return value;
 }
 
+/**
+ * `-` (standard input) is for the one-shot commands; a server reads --config from a file, which
+ * vgate sync re-reads when it changes and which a pod mounts from a ConfigMap.
+ */
+export const SERVER_STDIN_CONFIG = (command: string): string =>
+  `--config - (standard input) works for check-config, patch and translate, not for vgate ${command}: give the path of the vcluster.yaml file\nRun 'vgate ${command} --help' for usage.`;
+
 /** A vcluster.yaml loaded once, with the vCluster it runs for: everything the patches need. */
 export interface LoadedVCluster {
   vcluster: VClusterInfo;
@@ -72,13 +80,14 @@ export async function loadVCluster(
       `${command} needs ${missing.map((f) => `--${f}`).join(", ")}\nRun 'vgate ${command} --help' for usage.`,
     );
   }
+  if (values.config === "-") announceStdin(command, "the vCluster config (--config -)");
   const { readVClusterConfig, VClusterConfigError } = await import("../config/load-config.js");
   let config;
   try {
     config = await readVClusterConfig(values.config!, { selfNamespace: values.namespace });
   } catch (err) {
     if (!(err instanceof VClusterConfigError)) throw err;
-    throw new CliError(`invalid config ${values.config}:\n  ${err.problems.join("\n  ")}`);
+    throw new CliError(`invalid config ${err.fileName}:\n  ${err.problems.join("\n  ")}`);
   }
   return {
     vcluster: {

@@ -4,7 +4,7 @@
 // vcluster.yaml (check-config, patch, translate, serve --config) goes through readVClusterConfig:
 // the file is read once, parsed once and validated once.
 import type { Json, JsonObject, PatchSpec } from "../patches/types.js";
-import { readTextFile, ReadError } from "./read-file.js";
+import { readTextSource, ReadError, sourceName } from "./read-file.js";
 import { validateVClusterConfig, type ValidateOptions } from "./validate-config.js";
 import { parseYamlDocument } from "./yaml-document.js";
 
@@ -153,17 +153,20 @@ export function loadVClusterConfig(
   return typed(withDefaults(parsed.value));
 }
 
-/** loadVClusterConfig for a file; a read error is a VClusterConfigError too. */
+/**
+ * loadVClusterConfig for a file, or standard input when `path` is `-`; a read error is a
+ * VClusterConfigError too.
+ */
 export async function readVClusterConfig(
   path: string,
   options: ValidateOptions = {},
 ): Promise<VClusterConfig> {
   let text: string;
   try {
-    text = await readTextFile(path, MAX_CONFIG_BYTES);
+    text = await readTextSource(path, MAX_CONFIG_BYTES);
   } catch (err) {
     if (!(err instanceof ReadError)) throw err;
-    throw new VClusterConfigError(path, [err.message]);
+    throw new VClusterConfigError(sourceName(path), [err.message]);
   }
-  return loadVClusterConfig(text, path, options);
+  return loadVClusterConfig(text, sourceName(path), options);
 }

@@ -2,6 +2,7 @@
 // text, never more than a bound: a FIFO, /dev/zero or a multi-gigabyte file must not fill memory.
 
 import { open } from "node:fs/promises";
+import { cannotRead } from "../files/file-error.js";
 
 /** A file that cannot be used as text; the message names the file and says why, not its content. */
 export class ReadError extends Error {
@@ -45,16 +46,22 @@ export async function readTextFile(path: string, maxBytes: number, what = path):
   try {
     handle = await open(path, "r");
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new ReadError(`cannot read ${what}: ${code ?? (err as Error).message}`, { cause: err });
+    throw new ReadError(cannotRead(what, err), { cause: err });
   }
   try {
     return await readStream(handle.createReadStream({ highWaterMark: CHUNK }), maxBytes, what);
   } catch (err) {
     if (err instanceof ReadError) throw err;
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new ReadError(`cannot read ${what}: ${code ?? (err as Error).message}`, { cause: err });
+    throw new ReadError(cannotRead(what, err), { cause: err });
   } finally {
     await handle.close().catch(() => undefined);
   }
+}
+
+/** What a path stands for in messages: `-` is standard input. */
+export const sourceName = (path: string): string => (path === "-" ? "standard input" : path);
+
+/** `path` as text, or standard input when it is `-` (as kubectl -f - reads it). */
+export function readTextSource(path: string, maxBytes: number, what = path): Promise<string> {
+  return path === "-" ? readStdinText(maxBytes) : readTextFile(path, maxBytes, what);
 }

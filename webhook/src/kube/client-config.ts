@@ -6,6 +6,7 @@
 // KubeConfig.applyToHTTPSOptions does.
 
 import { readFileSync } from "node:fs";
+import { cannotRead } from "../files/file-error.js";
 import http from "node:http";
 import type https from "node:https";
 import { isAbsolute, join } from "node:path";
@@ -126,7 +127,15 @@ function applyTls(opts: https.RequestOptions, cluster: Cluster | null, user: Use
 
 /** A file wins over inline base64 data, as in client-node and client-go. */
 function fileOrData(file: string | undefined, data: string | undefined): Buffer | null {
-  if (file) return readFileSync(file);
+  if (file) {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new Error(cannotRead(`${JSON.stringify(file)} (named in the kubeconfig)`, err), {
+        cause: err,
+      });
+    }
+  }
   if (data) return Buffer.from(data, "base64");
   return null;
 }

@@ -4,6 +4,8 @@
 
 import { readFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
+import { cannotRead, fileErrorReason } from "../files/file-error.js";
+import { homedir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { isIPv6 } from "node:net";
 import { ClientConfig as KubeConfig } from "./client-config.js";
@@ -25,6 +27,11 @@ export interface LoadKubeConfigOptions {
    * --cluster and --server first, and checks afterwards).
    */
   unchecked?: boolean;
+  /**
+   * kubectl's loading rules for a command a person runs (vgate certs): the files of $KUBECONFIG
+   * that exist, else ~/.kube/config when it exists, then in-cluster.
+   */
+  kubectlDefaults?: boolean;
 }
 
 /**
@@ -38,14 +45,42 @@ export class KubeConfigError extends Error {
 export const NO_KUBECONFIG_MESSAGE =
   "no kubeconfig: pass --kubeconfig, set KUBECONFIG, or run in a cluster";
 
+/** When kubectl's rules find nothing. */
+export const NO_KUBECTL_KUBECONFIG_MESSAGE =
+  "no kubeconfig: pass --kubeconfig, set KUBECONFIG, or create ~/.kube/config as for kubectl (or run in a cluster)";
+
 export async function loadKubeConfig(opts: LoadKubeConfigOptions = {}): Promise<KubeConfig | null> {
   const env = opts.env ?? process.env;
-  const files = kubeconfigFiles(opts.kubeconfig, env);
+  const files = opts.kubectlDefaults
+    ? kubectlKubeconfigFiles(opts.kubeconfig, env)
+    : kubeconfigFiles(opts.kubeconfig, env);
   if (files.length > 0) return loadFiles(files, opts.unchecked ?? false);
   const inCluster = inClusterConfig(env, opts.serviceAccountDir ?? SERVICE_ACCOUNT_DIR);
   if (inCluster) return inCluster;
   if (opts.allowMissing) return null;
-  throw new KubeConfigError(NO_KUBECONFIG_MESSAGE);
+  if (opts.kubectlDefaults && env["KUBECONFIG"])
+    throw new KubeConfigError(
+      `no file named in KUBECONFIG exists (${env["KUBECONFIG"]}): fix KUBECONFIG, or pass --kubeconfig`,
+    );
+  throw new KubeConfigError(
+    opts.kubectlDefaults ? NO_KUBECTL_KUBECONFIG_MESSAGE : NO_KUBECONFIG_MESSAGE,
+  );
+}
+
+/**
+ * client-go's default loading rules (clientcmd.NewDefaultClientConfigLoadingRules), as kubectl
+ * reads them: an explicit path alone (it must exist); else the files of $KUBECONFIG, skipping
+ * those that do not exist; else ~/.kube/config ($HOME's) when it exists. $KUBECONFIG, when set,
+ * replaces ~/.kube/config even if none of its files exists.
+ */
+export function kubectlKubeconfigFiles(
+  explicit: string | undefined,
+  env: NodeJS.ProcessEnv,
+): string[] {
+  if (explicit) return [explicit];
+  if (env["KUBECONFIG"]) return kubeconfigFiles(undefined, env).filter((f) => existsSync(f));
+  const home = join(env["HOME"] || homedir(), ".kube", "config");
+  return existsSync(home) ? [home] : [];
 }
 
 /** The files to read: the explicit path alone, else every non-empty entry of $KUBECONFIG. */
@@ -80,7 +115,9 @@ async function loadFile(file: string): Promise<KubeConfig> {
   try {
     content = await readFile(file, "utf8");
   } catch (err) {
-    throw new KubeConfigError(`cannot read kubeconfig ${JSON.stringify(file)}: ${text(err)}`);
+    throw new KubeConfigError(cannotRead(`kubeconfig ${JSON.stringify(file)}`, err), {
+      cause: err,
+    });
   }
   const kc = new KubeConfig();
   const where = `kubeconfig ${JSON.stringify(file)}`;
@@ -93,7 +130,7 @@ async function loadFile(file: string): Promise<KubeConfig> {
       throw new KubeConfigError(`cannot parse ${where}: ${err.message}`, { cause: err });
     if (isFileError(err))
       throw new KubeConfigError(
-        `cannot read ${JSON.stringify(err.path)}, named in ${where}: ${err.code}`,
+        `cannot read ${JSON.stringify(err.path)}, named in ${where}: ${fileErrorReason(err)}`,
         { cause: err },
       );
     throw new KubeConfigError(`cannot parse ${where}: it is not a usable kubeconfig`, {
@@ -143,8 +180,4 @@ function inClusterConfig(env: NodeJS.ProcessEnv, saDir: string): KubeConfig | nu
 function isFileError(err: unknown): err is NodeJS.ErrnoException & { path: string; code: string } {
   const e = err as NodeJS.ErrnoException | null;
   return typeof e?.code === "string" && typeof e.path === "string" && typeof e.syscall === "string";
-}
-
-function text(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -48,8 +48,10 @@ export class TransportError extends Error {
   constructor(
     message: string,
     readonly timedOut: boolean,
+    /** The socket, TLS or DNS error behind it, for a command to explain. */
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -202,7 +204,9 @@ export class KubeTransport {
       const fail = (err: Error) => {
         const message = `API server unreachable: ${this.redact(err.message)}`;
         reject(
-          timedOut ? timeoutError(this.options.timeoutMs) : new TransportError(message, false),
+          timedOut
+            ? timeoutError(this.options.timeoutMs)
+            : new TransportError(message, false, { cause: err }),
         );
       };
       const req = clientFor(url).request(
@@ -234,7 +238,9 @@ export class KubeTransport {
       reject(
         timedOut
           ? timeoutError(this.options.timeoutMs)
-          : new TransportError(`API server unreachable: ${this.redact(err.message)}`, false),
+          : new TransportError(`API server unreachable: ${this.redact(err.message)}`, false, {
+              cause: err,
+            }),
       );
     const req = clientFor(url).request(
       requestOptions(endpoint, streamAgent, "GET", path, headers),

@@ -9,6 +9,7 @@
 
 import { X509Certificate } from "node:crypto";
 import { readFile } from "node:fs/promises";
+import { cannotRead } from "../files/file-error.js";
 import type { DetailedPeerCertificate, TLSSocket } from "node:tls";
 
 export type ClientCertRefusal = "not-configured" | "no-certificate" | "untrusted" | "name";
@@ -124,11 +125,7 @@ export async function loadClientCa(file: string): Promise<string> {
   try {
     text = await readFile(file, "utf8");
   } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    throw new Error(
-      `cannot read --client-ca-file ${file}: ${typeof code === "string" ? code : "unreadable"}`,
-      { cause: err },
-    );
+    throw new Error(cannotRead(`--client-ca-file ${file}`, err), { cause: err });
   }
   const blocks = text.match(PEM_CERTIFICATE) ?? [];
   if (blocks.length === 0) throw new Error(`--client-ca-file ${file} holds no PEM certificate`);

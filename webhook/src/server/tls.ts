@@ -3,6 +3,7 @@
 
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { readFile } from "node:fs/promises";
+import { cannotRead } from "../files/file-error.js";
 import { generate } from "selfsigned";
 import { pollFiles } from "./poll-files.js";
 
@@ -20,7 +21,7 @@ export async function loadTlsFiles(certFile: string, keyFile: string): Promise<T
     try {
       return await readFile(path, "utf8");
     } catch (err) {
-      throw new Error(`cannot read ${what} ${path}: ${(err as Error).message}`, { cause: err });
+      throw new Error(cannotRead(`${what} ${path}`, err), { cause: err });
     }
   };
   // Both are read at once, but the error names them in a fixed order (certificate first), and
