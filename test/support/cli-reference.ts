@@ -4,7 +4,7 @@
 // when the page differs from what this makes now, so a changed flag or help text shows up there.
 
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -80,7 +80,11 @@ export function cliReference(): string {
       "`make install PREFIX=…`; the plugin is `plugin/bin/kubectl-accesskey` (see the",
       "[README](../README.md#the-plugin)).",
       "",
+      `- [What every command shares](#what-every-command-shares)`,
       ...parts.map((p) => p.toc),
+      "",
+      // Written by hand: what help texts cannot show (test/support/cli-conventions.md).
+      readFileSync(join(repoRoot, "test/support/cli-conventions.md"), "utf8").trimEnd(),
       "",
       ...parts.map((p) => `${p.body}\n`),
     ].join("\n");
