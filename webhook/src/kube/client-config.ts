@@ -81,10 +81,13 @@ export class ClientConfig {
   async applyToHTTPSOptions(opts: https.RequestOptions): Promise<void> {
     const cluster = this.getCurrentCluster();
     const user = this.getCurrentUser();
-    if (!user) return;
+    // The cluster's TLS settings hold without a user too (an anonymous context, or --server and
+    // --insecure-skip-tls-verify alone), as in client-go.
     applyTls(opts, cluster, user);
-    await this.applyAuthorization(opts, user);
-    if (user.username) opts.auth = `${user.username}:${user.password ?? ""}`;
+    if (user) {
+      await this.applyAuthorization(opts, user);
+      if (user.username) opts.auth = `${user.username}:${user.password ?? ""}`;
+    }
     if (cluster?.proxyUrl) opts.agent = await proxyAgent(cluster, opts);
   }
 
@@ -113,11 +116,12 @@ export class ClientConfig {
   }
 }
 
-function applyTls(opts: https.RequestOptions, cluster: Cluster | null, user: User): void {
+function applyTls(opts: https.RequestOptions, cluster: Cluster | null, user: User | null): void {
   if (cluster?.skipTLSVerify) opts.rejectUnauthorized = false;
   if (cluster?.tlsServerName) opts.servername = cluster.tlsServerName;
   const ca = cluster && fileOrData(cluster.caFile, cluster.caData);
   if (ca) opts.ca = ca;
+  if (!user) return;
   const cert = fileOrData(user.certFile, user.certData);
   if (cert) opts.cert = cert;
   const key = fileOrData(user.keyFile, user.keyData);
