@@ -57,7 +57,7 @@ export const GLOBAL_HELP: FlagHelp[] = [
   { flag: "--as-group=[]", text: "Group to impersonate for the operation, repeatable" },
   {
     flag: "--request-timeout='0'",
-    text: "How long to wait for one server request (e.g. 1s, 2m); 0 waits forever",
+    text: "How long to wait for one server request (e.g. 1s, 2m, 3h); 0: no limit (as kubectl)",
   },
   { flag: "-s, --server=''", text: "The address and port of the Kubernetes API server" },
   { flag: "--token=''", text: "Bearer token for authentication to the API server" },
@@ -133,17 +133,4 @@ export function parseFlags<O extends Options>(command: string, args: string[], o
     const message = (err as Error).message.replace(/\. To specify a positional argument.*$/s, "");
     throw new CliError(`${message}\nSee 'kubectl accesskey ${command} --help' for usage.`);
   }
-}
-
-/** kubectl's --request-timeout: "0" (none), a bare number of seconds, or 1s / 2m / 3h. */
-export function parseRequestTimeout(value: string | undefined): number {
-  if (value === undefined || value === "0") return 0;
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
-  if (!m) {
-    throw new CliError(
-      `invalid argument ${JSON.stringify(value)} for --request-timeout: use a duration such as 5s, 1m or 0`,
-    );
-  }
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? "s"]!;
-  return Math.round(Number(m[1]) * unit);
 }

@@ -12,7 +12,8 @@ import {
   type ResourceIdentity,
 } from "../../../webhook/src/api/ownedaccesskey.js";
 import { KubeError } from "../../../webhook/src/api/status.js";
-import { ConnectionError, serverError } from "./errors.js";
+import { goDuration } from "../cli/durations.js";
+import { ConnectionError, KubeconfigError, serverError } from "./errors.js";
 import type { Connection } from "./connect.js";
 
 /** An object as the API returns it. */
@@ -41,6 +42,10 @@ export interface UserInfo {
 // Requests without --request-timeout wait as long as kubectl's would (forever); a cap keeps a dead
 // TCP peer from hanging the plugin for ever.
 const NO_TIMEOUT_MS = 24 * 3_600_000;
+// client-go's transport (transport/cache.go): net.Dialer{Timeout: 30s} and TLSHandshakeTimeout 10s,
+// whatever --request-timeout says.
+const CONNECT_TIMEOUT_MS = 30_000;
+const TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
 
 export class AccessKeyApi {
   readonly identity: ResourceIdentity;
@@ -51,14 +56,19 @@ export class AccessKeyApi {
     opts: { groupDomain: string; timeoutMs: number; warn: (message: string) => void },
   ) {
     this.identity = resourceIdentity(opts.groupDomain);
+    this.timeoutMs = opts.timeoutMs;
     this.transport = new KubeTransport(connection.config, {
       timeoutMs: opts.timeoutMs > 0 ? opts.timeoutMs : NO_TIMEOUT_MS,
+      connectTimeoutMs: CONNECT_TIMEOUT_MS,
+      tlsHandshakeTimeoutMs: TLS_HANDSHAKE_TIMEOUT_MS,
       maxBodyBytes: 256 * 1024 * 1024,
     });
     this.warn = opts.warn;
   }
 
   private readonly warn: (message: string) => void;
+  /** --request-timeout; 0: none. */
+  private readonly timeoutMs: number;
 
   /** `ownedaccesskeys.management.loft.sh`, as kubectl names the resource in messages. */
   get resource(): string {
@@ -160,6 +170,10 @@ export class AccessKeyApi {
     contentType?: string,
   ): Promise<unknown> {
     let res: KubeResponse;
+    if (this.timeoutMs > 0) {
+      // client-go sends its deadline along (rest.Request.Timeout): the server gives up too.
+      path += `${path.includes("?") ? "&" : "?"}timeout=${goDuration(this.timeoutMs)}`;
+    }
     try {
       res = await this.transport.request(method, path, body, {
         headers: this.connection.headers,
@@ -177,12 +191,11 @@ export class AccessKeyApi {
 
 function connectionError(err: TransportError, server: string): Error {
   const message = err.message.replace(/^API server unreachable: /, "");
-  if (message.startsWith("cannot use the kubeconfig: ")) return new Error(message);
-  const refused = /ECONNREFUSED/.test(message);
+  if (err.failure === "Kubeconfig") return new KubeconfigError(message);
   return new ConnectionError(
-    err.timedOut ? `${message} (--request-timeout)` : message,
+    err.failure === "RequestTimeout" ? `${message} (--request-timeout)` : message,
     server,
-    refused,
+    err.failure === "ECONNREFUSED",
   );
 }
 
