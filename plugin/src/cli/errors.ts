@@ -3,7 +3,7 @@
 // and kubectl's sentences for a server that cannot be reached. Every one exits with code 1.
 
 import { KubeError } from "../../../webhook/src/api/status.js";
-import { ConnectionError } from "../kube/errors.js";
+import { ConnectionError, ResourceTypeError } from "../kube/errors.js";
 import { escapeTerminal } from "../output/terminal-text.js";
 
 export { KubeError } from "../../../webhook/src/api/status.js";
@@ -34,9 +34,27 @@ export function errorLine(err: unknown, redact: (text: string) => string = (t) =
     }
     return `Unable to connect to the server: ${server(err.message)}`;
   }
+  if (err instanceof ResourceTypeError) return resourceTypeLines(err);
   const own = (text: string) => redact(text).split("\n").map(escapeTerminal).join("\n");
   if (err instanceof Error) return `error: ${own(err.message)}`;
   return `error: ${own(String(err))}`;
+}
+
+/** kubectl's sentence for a resource type discovery lacks, and what to do about it. */
+function resourceTypeLines(err: ResourceTypeError): string {
+  const domainOf = (group: string) => group.replace(/^management\./, "");
+  const quoted = (text: string) => `"${escapeTerminal(text)}"`;
+  const first = `error: ${escapeTerminal(err.message)}`;
+  if (err.servedIn.length > 0) {
+    const groups = err.servedIn.map(quoted).join(", ");
+    const flags = err.servedIn.map((g) => `--group-domain ${escapeTerminal(domainOf(g))}`);
+    return `${first}\nThe server has ${err.resource} in group ${groups}: pass the group domain vgate was installed with (${flags.join(" or ")}), or set VGATE_GROUP_DOMAIN.`;
+  }
+  return (
+    `${first}\nThe OwnedAccessKey CRD is not installed for group domain ${quoted(domainOf(err.group))}. ` +
+    "Install vgate (its CRD is manifests/crd-ownedaccesskeys.yaml in vgate's repository), or pass " +
+    "the group domain vgate was installed with: --group-domain DOMAIN, or VGATE_GROUP_DOMAIN."
+  );
 }
 
 function hostOf(server: string): string {

@@ -13,7 +13,7 @@ import {
 } from "../../../webhook/src/api/ownedaccesskey.js";
 import { KubeError } from "../../../webhook/src/api/status.js";
 import { goDuration } from "../cli/durations.js";
-import { ConnectionError, KubeconfigError, serverError } from "./errors.js";
+import { ConnectionError, KubeconfigError, ResourceTypeError, serverError } from "./errors.js";
 import type { Connection } from "./connect.js";
 
 /** An object as the API returns it. */
@@ -185,8 +185,72 @@ export class AccessKeyApi {
     }
     for (const warning of warnings(res.headers?.["warning"])) this.warn(warning);
     if (res.status >= 200 && res.status < 300) return res.body;
+    if (res.status === 404 && path.startsWith(this.collection()) && !namesAnObject(res.body)) {
+      // A 404 that names no object: the path itself may not exist. kubectl finds that out by
+      // discovery before it sends anything; the plugin asks only when it matters.
+      const missing = await this.missingResourceType();
+      if (missing) throw missing;
+    }
     throw serverError(res.status, res.body);
   }
+
+  /**
+   * Whether discovery serves `ownedaccesskeys` in our group and version; if not, the error that
+   * says so, with the management.* groups that do serve them. Undefined when discovery cannot tell.
+   */
+  private async missingResourceType(): Promise<ResourceTypeError | undefined> {
+    const { group, version, resource } = this.identity;
+    const served = await this.servesResource(`${group}/${version}`);
+    if (served !== false) return undefined;
+    return new ResourceTypeError(resource, group, version, await this.groupsServingResource());
+  }
+
+  /** true/false from the group version's discovery document; undefined when it cannot be read. */
+  private async servesResource(groupVersion: string): Promise<boolean | undefined> {
+    let res: KubeResponse;
+    try {
+      res = await this.transport.request("GET", `/apis/${groupVersion}`, undefined, {
+        headers: this.connection.headers,
+      });
+    } catch {
+      return undefined;
+    }
+    if (res.status === 404) return false;
+    if (res.status !== 200) return undefined;
+    const resources = (res.body as { resources?: { name?: unknown }[] } | undefined)?.resources;
+    return Array.isArray(resources) && resources.some((r) => r.name === this.identity.resource);
+  }
+
+  /** The groups management.<domain> whose discovery lists ownedaccesskeys, sorted. */
+  private async groupsServingResource(): Promise<string[]> {
+    let res: KubeResponse;
+    try {
+      res = await this.transport.request("GET", "/apis", undefined, {
+        headers: this.connection.headers,
+      });
+    } catch {
+      return [];
+    }
+    const groups = (res.body as { groups?: unknown } | undefined)?.groups;
+    if (res.status !== 200 || !Array.isArray(groups)) return [];
+    const candidates = (
+      groups as { name?: unknown; preferredVersion?: { groupVersion?: unknown } }[]
+    )
+      .filter((g) => typeof g.name === "string" && g.name.startsWith("management."))
+      .filter((g) => g.name !== this.identity.group)
+      .map((g) => `${g.name as string}/${this.identity.version}`);
+    const found: string[] = [];
+    for (const groupVersion of candidates) {
+      if (await this.servesResource(groupVersion)) found.push(groupVersion.split("/")[0]!);
+    }
+    return found.sort();
+  }
+}
+
+/** Whether an error answer's Status names the object it is about (details.name). */
+function namesAnObject(body: unknown): boolean {
+  const details = (body as { details?: { name?: unknown } } | undefined)?.details;
+  return typeof details?.name === "string" && details.name !== "";
 }
 
 function connectionError(err: TransportError, server: string): Error {
