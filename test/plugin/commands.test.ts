@@ -439,6 +439,37 @@ const dir = mkdtempSync(join(tmpdir(), "accesskey-commands-"));
       assert.equal(done.code, 0, done.stderr);
     });
 
+    it("a key held by a finalizer after delete is Terminating in list, get and describe", async () => {
+      const n = name("terminating");
+      assert.equal((await asAlice(["create", n])).code, 0);
+      const path = `/apis/${env.cluster.group}/v1/ownedaccesskeys/${n}`;
+      const merge = { "Content-Type": "application/merge-patch+json" };
+      await env.cluster.admin.request(
+        "PATCH",
+        path,
+        { metadata: { finalizers: ["example.com/hold"] } },
+        merge,
+      );
+      try {
+        const before = await asAlice(["get", n, "--no-headers"]);
+        assert.match(before.stdout, /\sActive\s/);
+        assert.equal((await asAlice(["delete", n])).code, 0);
+        const statusCell = (table: string) => {
+          const lines = table.split("\n");
+          const at = lines[0]!.indexOf("STATUS");
+          const row = lines.find((l) => l.startsWith(`${n} `));
+          assert.ok(row, table);
+          return row.slice(at).split(/\s{3,}/)[0];
+        };
+        assert.equal(statusCell((await asAlice(["get", n])).stdout), "Terminating");
+        assert.equal(statusCell((await asAlice(["list"])).stdout), "Terminating");
+        assert.equal(statusCell((await asAlice(["list", "-o", "wide"])).stdout), "Terminating");
+        assert.match((await asAlice(["describe", n])).stdout, /^Status: +Terminating$/m);
+      } finally {
+        await env.cluster.admin.request("PATCH", path, { metadata: { finalizers: null } }, merge);
+      }
+    });
+
     it("an invalid or expired token: You must be logged in to the server (Unauthorized)", async () => {
       const bad = await env.cluster.plane.tokenKubeconfig(
         "invalid-or-expired-token-1234567890",
