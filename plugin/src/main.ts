@@ -3,7 +3,8 @@
 // when a command runs.
 
 import { CommandContext, formatFlags, helpText, type Io, type Values } from "./cli/command.js";
-import { CliError, errorLine } from "./cli/errors.js";
+import { UsageError, errorLine } from "./cli/errors.js";
+import { suggestionsFor } from "./cli/suggest.js";
 import {
   GLOBAL_OPTIONS,
   OUTPUT_OPTIONS,
@@ -55,19 +56,32 @@ export async function main(
   );
   if (name === undefined || name === "help") {
     if (name === undefined && !rest.includes("--help") && !rest.includes("-h") && rest.length > 0) {
-      io.err(
-        `${errorLine(new CliError(`unknown flag or missing command: ${rest.join(" ")}`))}\nSee 'kubectl accesskey --help' for usage.\n`,
-      );
-      return 1;
+      // Flags and no command: a wrong flag is named as such; right flags alone need a command.
+      try {
+        parseFlags("", rest, { ...GLOBAL_OPTIONS, ...OUTPUT_OPTIONS });
+        throw new UsageError(
+          `a command is needed after the flags (e.g. kubectl accesskey list ${rest.join(" ")})`,
+          "kubectl accesskey",
+        );
+      } catch (err) {
+        io.err(`${errorLine(usageOfRoot(err))}\n`);
+        return 1;
+      }
     }
     io.out(topHelp());
     return 0;
   }
   const entry = findCommand(name);
   if (!entry) {
-    io.err(
-      `error: unknown command "${name}" for "kubectl accesskey"\nSee 'kubectl accesskey --help' for usage.\n`,
+    const unknown = new UsageError(
+      `unknown command ${JSON.stringify(name)} for "kubectl accesskey"`,
+      "kubectl accesskey",
+      suggestionsFor(
+        name,
+        COMMANDS.map((c) => c.name),
+      ),
     );
+    io.err(`${errorLine(unknown)}\n`);
     return 1;
   }
   const command = await entry.load();
@@ -92,6 +106,13 @@ export async function main(
   } finally {
     ctx?.close();
   }
+}
+
+/** A usage error of the flags before any command points at the top help. */
+function usageOfRoot(err: unknown): unknown {
+  return err instanceof UsageError
+    ? new UsageError(err.message, "kubectl accesskey", err.suggestions)
+    : err;
 }
 
 function topHelp(): string {

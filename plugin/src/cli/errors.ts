@@ -11,7 +11,23 @@ export { ConnectionError } from "../kube/errors.js";
 
 /** A failure of the plugin itself: bad flags, a file it cannot read. */
 export class CliError extends Error {
-  override readonly name = "CliError";
+  override readonly name: string = "CliError";
+}
+
+/**
+ * A command line that cannot be run: an unknown flag or command, a flag without its value. Printed
+ * as cobra prints one: the message, cobra's "Did you mean this?" block when something is close,
+ * and where the usage is (`usageOf`: "kubectl accesskey create").
+ */
+export class UsageError extends CliError {
+  override readonly name = "UsageError";
+  constructor(
+    message: string,
+    readonly usageOf: string,
+    readonly suggestions: readonly string[] = [],
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -35,9 +51,24 @@ export function errorLine(err: unknown, redact: (text: string) => string = (t) =
     return `Unable to connect to the server: ${server(err.message)}`;
   }
   if (err instanceof ResourceTypeError) return resourceTypeLines(err);
+  if (err instanceof UsageError) return usageLines(err);
   const own = (text: string) => redact(text).split("\n").map(escapeTerminal).join("\n");
   if (err instanceof Error) return `error: ${own(err.message)}`;
   return `error: ${own(String(err))}`;
+}
+
+function usageLines(err: UsageError): string {
+  const lines = [`error: ${escapeTerminal(err.message)}`];
+  if (err.suggestions.length > 0) {
+    lines.push(
+      "",
+      "Did you mean this?",
+      ...err.suggestions.map((s) => `\t${escapeTerminal(s)}`),
+      "",
+    );
+  }
+  lines.push(`See '${err.usageOf} --help' for usage.`);
+  return lines.join("\n");
 }
 
 /** kubectl's sentence for a resource type discovery lacks, and what to do about it. */

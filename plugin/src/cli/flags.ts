@@ -4,7 +4,8 @@
 
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { DEFAULT_GROUP_DOMAIN } from "../../../webhook/src/api/ownedaccesskey.js";
-import { CliError } from "./errors.js";
+import { CliError, UsageError } from "./errors.js";
+import { suggestionsFor } from "./suggest.js";
 
 export type Options = NonNullable<ParseArgsConfig["options"]>;
 
@@ -125,12 +126,67 @@ export function normalize(argv: readonly string[]): string[] {
   return out;
 }
 
-/** parseArgs with kubectl-style usage errors. */
-export function parseFlags<O extends Options>(command: string, args: string[], options: O) {
-  try {
-    return parseArgs({ args, options, allowPositionals: true, strict: true });
-  } catch (err) {
-    const message = (err as Error).message.replace(/\. To specify a positional argument.*$/s, "");
-    throw new CliError(`${message}\nSee 'kubectl accesskey ${command} --help' for usage.`);
+type ParsedValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+/**
+ * The command line as pflag reads it, with its error messages: `unknown flag: --nmae` (with
+ * cobra's "Did you mean this?" when a flag is close), `unknown shorthand flag: 'x' in -x`,
+ * `flag needs an argument: --ttl`; a boolean takes `--wait=false`. `command` names the help to see.
+ */
+export function parseFlags(
+  command: string,
+  args: string[],
+  options: Options,
+): { values: ParsedValues; positionals: string[] } {
+  const usageOf = `kubectl accesskey ${command}`;
+  const { tokens } = parseArgs({
+    args,
+    options,
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+  });
+  const values: ParsedValues = {};
+  const positionals: string[] = [];
+  for (const token of tokens) {
+    if (token.kind === "positional") positionals.push(token.value);
+    if (token.kind !== "option") continue;
+    const option = Object.hasOwn(options, token.name) ? options[token.name] : undefined;
+    const long = token.rawName.startsWith("--");
+    const shorthand = () => `'${token.rawName.slice(1)}' in ${args[token.index] ?? token.rawName}`;
+    if (!option) {
+      if (!long) throw new UsageError(`unknown shorthand flag: ${shorthand()}`, usageOf);
+      throw new UsageError(
+        `unknown flag: ${token.rawName}`,
+        usageOf,
+        suggestionsFor(token.name, Object.keys(options)).map((n) => `--${n}`),
+      );
+    }
+    let value: string | boolean;
+    if (option.type === "boolean") {
+      value = token.inlineValue ? parseBool(token.rawName, token.value ?? "") : true;
+    } else {
+      if (token.value === undefined) {
+        throw new UsageError(
+          `flag needs an argument: ${long ? token.rawName : shorthand()}`,
+          usageOf,
+        );
+      }
+      value = token.value;
+    }
+    if (option.multiple) {
+      const list = values[token.name];
+      values[token.name] = [...(Array.isArray(list) ? list : []), value];
+    } else values[token.name] = value;
   }
+  return { values, positionals };
+}
+
+// strconv.ParseBool, which pflag's bool flags use.
+function parseBool(flag: string, text: string): boolean {
+  if (["1", "t", "T", "TRUE", "true", "True"].includes(text)) return true;
+  if (["0", "f", "F", "FALSE", "false", "False"].includes(text)) return false;
+  throw new CliError(
+    `invalid argument ${JSON.stringify(text)} for "${flag}" flag: use true or false`,
+  );
 }
