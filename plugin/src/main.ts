@@ -19,12 +19,32 @@ import { terminalLines } from "./output/terminal-text.js";
 const processIo: Io = {
   out: (text) => void process.stdout.write(text),
   err: (text) => void process.stderr.write(text),
-  readStdin: async () => {
+  readStdin: async (what) => {
+    // A command waiting on a terminal says so, rather than seeming to hang.
+    if (process.stdin.isTTY)
+      process.stderr.write(`reading ${what} from standard input (Ctrl-D to end)\n`);
     const chunks: Buffer[] = [];
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks).toString("utf8");
   },
 };
+
+/**
+ * No stack trace reaches the user: a reader that went away (`| head`) ends the plugin quietly, as
+ * SIGPIPE ends kubectl, and an error nothing caught is printed as one line.
+ */
+function guardProcess(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "EPIPE") process.exit(1);
+      throw err;
+    });
+  }
+  process.on("uncaughtException", (err) => {
+    process.stderr.write(`${terminalLines(errorLine(err))}\n`);
+    process.exit(1);
+  });
+}
 
 /**
  * The one way out to the terminal (docs/decisions.md OAK-30): whatever a command writes, no
@@ -36,7 +56,7 @@ export function terminalIo(io: Io): Io {
   return {
     out: (text) => io.out(terminalLines(text)),
     err: (text) => io.err(terminalLines(text)),
-    readStdin: () => io.readStdin(),
+    readStdin: (what) => io.readStdin(what),
   };
 }
 
@@ -45,6 +65,7 @@ export async function main(
   rawIo: Io = processIo,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
+  if (rawIo === processIo) guardProcess();
   const io = terminalIo(rawIo);
   if (argv[0] === "__complete" || argv[0] === "__completeNoDesc") {
     const { complete } = await import("./complete.js");

@@ -190,7 +190,10 @@ describe("kubectl accesskey: help, usage and client errors", function () {
   it("a --kubeconfig that does not exist: error naming the file", async () => {
     const r = await plugin(["list", "--kubeconfig", join(dir, "missing")]);
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /^error: cannot read kubeconfig ".*missing": ENOENT/);
+    assert.match(
+      r.stderr,
+      /^error: cannot read --kubeconfig ".*missing": no such file or directory; give the path of a kubeconfig file/,
+    );
   });
 
   it("--context that the kubeconfig lacks: kubectl's message", async () => {

@@ -29,8 +29,11 @@ export interface Command {
 export interface Io {
   out(text: string): void;
   err(text: string): void;
-  /** All of standard input. */
-  readStdin(): Promise<string>;
+  /**
+   * All of standard input. `what` says what is read ("the key"): when standard input is a
+   * terminal, a line on stderr says so, with how to end it.
+   */
+  readStdin(what: string): Promise<string>;
 }
 
 export type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;

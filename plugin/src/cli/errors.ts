@@ -5,6 +5,7 @@
 import { KubeError } from "../../../webhook/src/api/status.js";
 import { ConnectionError, ResourceTypeError } from "../kube/errors.js";
 import { escapeTerminal } from "../output/terminal-text.js";
+import { systemErrorIn, systemErrorSentence } from "./system-errors.js";
 
 export { KubeError } from "../../../webhook/src/api/status.js";
 export { ConnectionError } from "../kube/errors.js";
@@ -53,6 +54,9 @@ export function errorLine(err: unknown, redact: (text: string) => string = (t) =
   if (err instanceof ResourceTypeError) return resourceTypeLines(err);
   if (err instanceof UsageError) return usageLines(err);
   const own = (text: string) => redact(text).split("\n").map(escapeTerminal).join("\n");
+  // A system error nobody put in words (ENOENT, EISDIR, EACCES…): the operation, path and problem.
+  const system = err instanceof CliError ? undefined : systemErrorIn(err);
+  if (system) return `error: ${own(systemErrorSentence(system))}`;
   if (err instanceof Error) return `error: ${own(err.message)}`;
   return `error: ${own(String(err))}`;
 }

@@ -13,6 +13,7 @@ import {
 } from "../../../webhook/src/api/ownedaccesskey.js";
 import { KubeError } from "../../../webhook/src/api/status.js";
 import { goDuration } from "../cli/durations.js";
+import { kubeconfigFix, systemErrorIn, systemErrorSentence } from "../cli/system-errors.js";
 import { ConnectionError, KubeconfigError, ResourceTypeError, serverError } from "./errors.js";
 import type { Connection } from "./connect.js";
 
@@ -255,7 +256,15 @@ function namesAnObject(body: unknown): boolean {
 
 function connectionError(err: TransportError, server: string): Error {
   const message = err.message.replace(/^API server unreachable: /, "");
-  if (err.failure === "Kubeconfig") return new KubeconfigError(message);
+  if (err.failure === "Kubeconfig") {
+    // A file the kubeconfig names (a CA, a client certificate, a credential plugin) in words.
+    const system = systemErrorIn(err.cause);
+    if (system)
+      return new KubeconfigError(
+        `cannot use the kubeconfig: ${systemErrorSentence(system)}; ${kubeconfigFix(system)}`,
+      );
+    return new KubeconfigError(message);
+  }
   return new ConnectionError(
     err.failure === "RequestTimeout" ? `${message} (--request-timeout)` : message,
     server,

@@ -130,7 +130,16 @@ function applyTls(opts: https.RequestOptions, cluster: Cluster | null, user: Use
 
 /** A file wins over inline base64 data, as in client-node and client-go. */
 function fileOrData(file: string | undefined, data: string | undefined): Buffer | null {
-  if (file) return readFileSync(file);
+  if (file) {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      // A read error of a directory names no path; callers say which file failed.
+      const e = err as NodeJS.ErrnoException;
+      e.path ??= file;
+      throw e;
+    }
+  }
   if (data) return Buffer.from(data, "base64");
   return null;
 }

@@ -65,8 +65,9 @@ export class TransportError extends Error {
     readonly timedOut: boolean,
     /** Unset when nothing more specific is known. */
     readonly failure?: TransportFailure,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -121,6 +122,7 @@ export class KubeTransport {
         `cannot use the kubeconfig: ${this.redact(errorText(err))}`,
         false,
         "Kubeconfig",
+        { cause: err },
       );
     }
   }
