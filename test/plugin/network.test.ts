@@ -71,6 +71,29 @@ describe("kubectl accesskey on the network, as kubectl", function () {
     });
   });
 
+  it("a connection reset by the server: Go's words, never an errno name", async () => {
+    // A fault kube-apiserver does not make: accept, then reset (RST) at once.
+    const server = createServer((socket) => socket.resetAndDestroy());
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const r = await plugin([
+        "get",
+        "k",
+        "--server",
+        `https://127.0.0.1:${port}`,
+        "--insecure-skip-tls-verify",
+      ]);
+      assert.equal(r.code, 1);
+      assert.equal(
+        r.stderr,
+        `Unable to connect to the server: read tcp 127.0.0.1:${port}: connection reset by peer\n`,
+      );
+    } finally {
+      server.close();
+    }
+  });
+
   describe("--request-timeout", () => {
     let server: HostileServer;
     before(async () => {

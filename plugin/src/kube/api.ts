@@ -265,11 +265,40 @@ function connectionError(err: TransportError, server: string): Error {
       );
     return new KubeconfigError(message);
   }
-  return new ConnectionError(
-    err.failure === "RequestTimeout" ? `${message} (--request-timeout)` : message,
-    server,
-    err.failure === "ECONNREFUSED",
-  );
+  const words = err.failure === undefined ? undefined : NETWORK_WORDS[err.failure];
+  let text = message;
+  if (err.failure === "RequestTimeout") text = `${message} (--request-timeout)`;
+  else if (words) text = networkSentence(words, err.failure!, server);
+  return new ConnectionError(text, server, err.failure === "ECONNREFUSED");
+}
+
+// A socket's errno in Go's words, as kubectl prints them after "Unable to connect to the server: ".
+const NETWORK_WORDS: Readonly<Record<string, string>> = {
+  ECONNRESET: "connection reset by peer",
+  EPIPE: "broken pipe",
+  ECONNABORTED: "software caused connection abort",
+  ENOTFOUND: "no such host",
+  EAI_AGAIN: "temporary failure in name resolution",
+  EHOSTUNREACH: "no route to host",
+  ENETUNREACH: "network is unreachable",
+  ETIMEDOUT: "i/o timeout",
+  EADDRNOTAVAIL: "cannot assign requested address",
+};
+
+function networkSentence(words: string, code: string, server: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(server);
+  } catch {
+    url = undefined;
+  }
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN") {
+    return `dial tcp: lookup ${url?.hostname ?? server}: ${words}`;
+  }
+  const host = url?.host ?? server;
+  return code === "ECONNRESET" || code === "EPIPE" || code === "ECONNABORTED"
+    ? `read tcp ${host}: ${words}`
+    : `dial tcp ${host}: ${words}`;
 }
 
 /**
