@@ -385,7 +385,7 @@ const dir = mkdtempSync(join(tmpdir(), "accesskey-commands-"));
       const missing = await asAlice(["kubeconfig", n, "--key-file", join(dir, "nope")]);
       assert.equal(
         missing.stderr,
-        `error: cannot read --key-file "${join(dir, "nope")}": no such file or directory\n`,
+        `error: cannot read --key-file "${join(dir, "nope")}": no such file or directory; give the file that holds the key, or - to read it from standard input\n`,
       );
     });
 

@@ -5,7 +5,7 @@
 import { KubeError } from "../../../webhook/src/api/status.js";
 import { ConnectionError, ResourceTypeError } from "../kube/errors.js";
 import { escapeTerminal } from "../output/terminal-text.js";
-import { systemErrorIn, systemErrorSentence } from "./system-errors.js";
+import { systemErrorIn, systemErrorSentence } from "../os/system-errors.js";
 
 export { KubeError } from "../../../webhook/src/api/status.js";
 export { ConnectionError } from "../kube/errors.js";

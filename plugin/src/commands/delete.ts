@@ -3,7 +3,8 @@
 
 import type { Command, CommandContext } from "../cli/command.js";
 import { CliError, KubeError, errorLine } from "../cli/errors.js";
-import { goDuration, parseDurationFlag } from "../cli/durations.js";
+import { parseDurationFlag } from "../cli/durations.js";
+import { goDuration } from "../kube/go-duration.js";
 import type { AccessKeyApi } from "../kube/api.js";
 
 export const command: Command = {

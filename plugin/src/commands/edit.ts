@@ -12,7 +12,7 @@ import type { Command, CommandContext } from "../cli/command.js";
 import { CliError, KubeError, errorLine } from "../cli/errors.js";
 import type { KubeObject } from "../kube/api.js";
 import { maskSecrets } from "../output/mask.js";
-import { fileProblem, systemErrorSentence } from "../cli/system-errors.js";
+import { fileProblem, systemErrorSentence } from "../os/system-errors.js";
 
 export const command: Command = {
   name: "edit",

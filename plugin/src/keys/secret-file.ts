@@ -14,7 +14,7 @@ import { constants } from "node:fs";
 import { lstat, open, rename, unlink, type FileHandle } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { CliError } from "../cli/errors.js";
-import { fileProblem } from "../cli/system-errors.js";
+import { fileProblem } from "../os/system-errors.js";
 
 export { fileProblem };
 

@@ -12,8 +12,8 @@ import {
   type ResourceIdentity,
 } from "../../../webhook/src/api/ownedaccesskey.js";
 import { KubeError } from "../../../webhook/src/api/status.js";
-import { goDuration } from "../cli/durations.js";
-import { kubeconfigFix, systemErrorIn, systemErrorSentence } from "../cli/system-errors.js";
+import { goDuration } from "./go-duration.js";
+import { kubeconfigFix, systemErrorIn, systemErrorSentence } from "../os/system-errors.js";
 import { ConnectionError, KubeconfigError, ResourceTypeError, serverError } from "./errors.js";
 import type { Connection } from "./connect.js";
 

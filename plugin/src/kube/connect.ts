@@ -15,7 +15,7 @@ import {
   kubeconfigFix,
   systemErrorIn,
   systemErrorSentence,
-} from "../cli/system-errors.js";
+} from "../os/system-errors.js";
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 

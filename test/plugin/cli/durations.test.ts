@@ -2,12 +2,8 @@
 // --request-timeout as client-go's clientcmd.ParseTimeout reads it.
 
 import assert from "node:assert/strict";
-import {
-  goDuration,
-  parseDurationFlag,
-  parseGoDuration,
-  parseRequestTimeout,
-} from "../../../plugin/src/cli/durations.js";
+import { parseDurationFlag, parseRequestTimeout } from "../../../plugin/src/cli/durations.js";
+import { goDuration, parseGoDuration } from "../../../plugin/src/kube/go-duration.js";
 
 describe("plugin durations", () => {
   it("parseGoDuration reads what time.ParseDuration reads", () => {
