@@ -3,7 +3,8 @@
 // when a command runs.
 
 import { CommandContext, formatFlags, helpText, type Io, type Values } from "./cli/command.js";
-import { CliError, errorLine } from "./cli/errors.js";
+import { UsageError, errorLine } from "./cli/errors.js";
+import { suggestionsFor } from "./cli/suggest.js";
 import {
   GLOBAL_OPTIONS,
   OUTPUT_OPTIONS,
@@ -18,12 +19,32 @@ import { terminalLines } from "./output/terminal-text.js";
 const processIo: Io = {
   out: (text) => void process.stdout.write(text),
   err: (text) => void process.stderr.write(text),
-  readStdin: async () => {
+  readStdin: async (what) => {
+    // A command waiting on a terminal says so, rather than seeming to hang.
+    if (process.stdin.isTTY)
+      process.stderr.write(`reading ${what} from standard input (Ctrl-D to end)\n`);
     const chunks: Buffer[] = [];
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks).toString("utf8");
   },
 };
+
+/**
+ * No stack trace reaches the user: a reader that went away (`| head`) ends the plugin quietly, as
+ * SIGPIPE ends kubectl, and an error nothing caught is printed as one line.
+ */
+function guardProcess(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "EPIPE") process.exit(1);
+      throw err;
+    });
+  }
+  process.on("uncaughtException", (err) => {
+    process.stderr.write(`${terminalLines(errorLine(err))}\n`);
+    process.exit(1);
+  });
+}
 
 /**
  * The one way out to the terminal (docs/decisions.md OAK-30): whatever a command writes, no
@@ -35,7 +56,7 @@ export function terminalIo(io: Io): Io {
   return {
     out: (text) => io.out(terminalLines(text)),
     err: (text) => io.err(terminalLines(text)),
-    readStdin: () => io.readStdin(),
+    readStdin: (what) => io.readStdin(what),
   };
 }
 
@@ -44,6 +65,7 @@ export async function main(
   rawIo: Io = processIo,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
+  if (rawIo === processIo) guardProcess();
   const io = terminalIo(rawIo);
   if (argv[0] === "__complete" || argv[0] === "__completeNoDesc") {
     const { complete } = await import("./complete.js");
@@ -55,19 +77,32 @@ export async function main(
   );
   if (name === undefined || name === "help") {
     if (name === undefined && !rest.includes("--help") && !rest.includes("-h") && rest.length > 0) {
-      io.err(
-        `${errorLine(new CliError(`unknown flag or missing command: ${rest.join(" ")}`))}\nSee 'kubectl accesskey --help' for usage.\n`,
-      );
-      return 1;
+      // Flags and no command: a wrong flag is named as such; right flags alone need a command.
+      try {
+        parseFlags("", rest, { ...GLOBAL_OPTIONS, ...OUTPUT_OPTIONS });
+        throw new UsageError(
+          `a command is needed after the flags (e.g. kubectl accesskey list ${rest.join(" ")})`,
+          "kubectl accesskey",
+        );
+      } catch (err) {
+        io.err(`${errorLine(usageOfRoot(err))}\n`);
+        return 1;
+      }
     }
     io.out(topHelp());
     return 0;
   }
   const entry = findCommand(name);
   if (!entry) {
-    io.err(
-      `error: unknown command "${name}" for "kubectl accesskey"\nSee 'kubectl accesskey --help' for usage.\n`,
+    const unknown = new UsageError(
+      `unknown command ${JSON.stringify(name)} for "kubectl accesskey"`,
+      "kubectl accesskey",
+      suggestionsFor(
+        name,
+        COMMANDS.map((c) => c.name),
+      ),
     );
+    io.err(`${errorLine(unknown)}\n`);
     return 1;
   }
   const command = await entry.load();
@@ -92,6 +127,13 @@ export async function main(
   } finally {
     ctx?.close();
   }
+}
+
+/** A usage error of the flags before any command points at the top help. */
+function usageOfRoot(err: unknown): unknown {
+  return err instanceof UsageError
+    ? new UsageError(err.message, "kubectl accesskey", err.suggestions)
+    : err;
 }
 
 function topHelp(): string {

@@ -73,11 +73,81 @@ describe("kubectl accesskey: help, usage and client errors", function () {
     );
   });
 
-  it("an unknown flag names the flag and the command's help", async () => {
+  it("an unknown flag: pflag's words and the command's help, no suggestion when none is close", async () => {
     const r = await plugin(["list", "--frobnicate"]);
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /^error: Unknown option '--frobnicate'/);
-    assert.match(r.stderr, /See 'kubectl accesskey list --help' for usage\.\n$/);
+    assert.equal(r.stdout, "");
+    assert.equal(
+      r.stderr,
+      "error: unknown flag: --frobnicate\nSee 'kubectl accesskey list --help' for usage.\n",
+    );
+  });
+
+  it('a mistyped flag or command: cobra\'s "Did you mean this?" with the nearest ones', async () => {
+    const flag = await plugin([
+      "create",
+      "k",
+      "--kubeconfig-ou",
+      "f",
+      "--server",
+      "https://127.0.0.1:1",
+    ]);
+    assert.equal(flag.code, 1);
+    assert.equal(
+      flag.stderr,
+      "error: unknown flag: --kubeconfig-ou\n\nDid you mean this?\n\t--kubeconfig-out\n\nSee 'kubectl accesskey create --help' for usage.\n",
+    );
+    // Within cobra's distance of 2, or a prefix; several in the command's flag order.
+    const two = await plugin(["delete", "--tmeout", "1s"]);
+    assert.match(
+      two.stderr,
+      /^error: unknown flag: --tmeout\n\nDid you mean this\?\n\t--timeout\n\n/,
+    );
+    const prefix = await plugin(["create", "--ttl-after"]);
+    assert.match(prefix.stderr, /\n\t--ttl-after-last-activity\n\n/);
+    const global = await plugin(["list", "--kubeconfg=x"]);
+    assert.equal(
+      global.stderr,
+      "error: unknown flag: --kubeconfg\n\nDid you mean this?\n\t--kubeconfig\n\nSee 'kubectl accesskey list --help' for usage.\n",
+    );
+    const command = await plugin(["crete", "k"]);
+    assert.equal(
+      command.stderr,
+      `error: unknown command "crete" for "kubectl accesskey"\n\nDid you mean this?\n\tcreate\n\nSee 'kubectl accesskey --help' for usage.\n`,
+    );
+  });
+
+  it("short flags, missing values and booleans as pflag reads them", async () => {
+    const cases: [string[], string][] = [
+      [
+        ["get", "-x"],
+        "error: unknown shorthand flag: 'x' in -x\nSee 'kubectl accesskey get --help' for usage.\n",
+      ],
+      [
+        ["get", "-o"],
+        "error: flag needs an argument: 'o' in -o\nSee 'kubectl accesskey get --help' for usage.\n",
+      ],
+      [
+        ["create", "--ttl"],
+        "error: flag needs an argument: --ttl\nSee 'kubectl accesskey create --help' for usage.\n",
+      ],
+      [
+        ["delete", "k", "--wait=maybe"],
+        'error: invalid argument "maybe" for "--wait" flag: use true or false\n',
+      ],
+      [
+        ["--context", "x"],
+        "error: a command is needed after the flags (e.g. kubectl accesskey list --context x)\nSee 'kubectl accesskey --help' for usage.\n",
+      ],
+    ];
+    for (const [args, stderr] of cases) {
+      const r = await plugin(args);
+      assert.equal(r.code, 1, args.join(" "));
+      assert.equal(r.stderr, stderr, args.join(" "));
+    }
+    // --flag=false turns a boolean off, as in kubectl: no --wait here, so no waiting and no error.
+    const off = await plugin(["delete", "k", "--wait=false", "--server", "https://127.0.0.1:1"]);
+    assert.match(off.stderr, /^The connection to the server 127\.0\.0\.1:1 was refused/);
   });
 
   it("a bad --ttl is refused before any request, naming the units", async () => {
@@ -122,7 +192,7 @@ describe("kubectl accesskey: help, usage and client errors", function () {
     assert.equal(r.code, 1);
     assert.match(
       r.stderr,
-      /^error: cannot read kubeconfig ".*missing": no such file; check the path\n/,
+      /^error: cannot read --kubeconfig ".*missing": no such file or directory; give the path of a kubeconfig file/,
     );
   });
 

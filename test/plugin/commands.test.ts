@@ -385,7 +385,7 @@ const dir = mkdtempSync(join(tmpdir(), "accesskey-commands-"));
       const missing = await asAlice(["kubeconfig", n, "--key-file", join(dir, "nope")]);
       assert.equal(
         missing.stderr,
-        `error: cannot read --key-file "${join(dir, "nope")}": no such file or directory\n`,
+        `error: cannot read --key-file "${join(dir, "nope")}": no such file or directory; give the file that holds the key, or - to read it from standard input\n`,
       );
     });
 
@@ -437,6 +437,37 @@ const dir = mkdtempSync(join(tmpdir(), "accesskey-commands-"));
       );
       const done = await waiting;
       assert.equal(done.code, 0, done.stderr);
+    });
+
+    it("a key held by a finalizer after delete is Terminating in list, get and describe", async () => {
+      const n = name("terminating");
+      assert.equal((await asAlice(["create", n])).code, 0);
+      const path = `/apis/${env.cluster.group}/v1/ownedaccesskeys/${n}`;
+      const merge = { "Content-Type": "application/merge-patch+json" };
+      await env.cluster.admin.request(
+        "PATCH",
+        path,
+        { metadata: { finalizers: ["example.com/hold"] } },
+        merge,
+      );
+      try {
+        const before = await asAlice(["get", n, "--no-headers"]);
+        assert.match(before.stdout, /\sActive\s/);
+        assert.equal((await asAlice(["delete", n])).code, 0);
+        const statusCell = (table: string) => {
+          const lines = table.split("\n");
+          const at = lines[0]!.indexOf("STATUS");
+          const row = lines.find((l) => l.startsWith(`${n} `));
+          assert.ok(row, table);
+          return row.slice(at).split(/\s{3,}/)[0];
+        };
+        assert.equal(statusCell((await asAlice(["get", n])).stdout), "Terminating");
+        assert.equal(statusCell((await asAlice(["list"])).stdout), "Terminating");
+        assert.equal(statusCell((await asAlice(["list", "-o", "wide"])).stdout), "Terminating");
+        assert.match((await asAlice(["describe", n])).stdout, /^Status: +Terminating$/m);
+      } finally {
+        await env.cluster.admin.request("PATCH", path, { metadata: { finalizers: null } }, merge);
+      }
     });
 
     it("an invalid or expired token: You must be logged in to the server (Unauthorized)", async () => {
@@ -647,9 +678,13 @@ const dir = mkdtempSync(join(tmpdir(), "accesskey-commands-"));
         kubeconfig: env.admin,
       });
       assert.equal(elsewhere.code, 1);
+      // The group itself is not served: kubectl's sentence and the domains that are
+      // (resource-type.test.ts has the whole text).
       assert.match(
         elsewhere.stderr,
-        /^Error from server \(NotFound\): the server could not find the requested resource\n$/,
+        new RegExp(
+          `^error: the server doesn't have a resource type "ownedaccesskeys" in group "management\\.other-${domain.replace(/\./g, "\\.")}"\n.*--group-domain ${domain.replace(/\./g, "\\.")}`,
+        ),
       );
     });
   },

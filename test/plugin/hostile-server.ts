@@ -19,6 +19,8 @@ export interface Answer {
 export interface Recorded {
   method: string;
   path: string;
+  /** The query string, without `?` ("" when none). */
+  query: string;
   body: string;
 }
 
@@ -39,8 +41,8 @@ export async function startHostileServer(): Promise<HostileServer> {
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       const body = Buffer.concat(chunks).toString("utf8");
-      const path = (req.url ?? "/").split("?")[0]!;
-      requests.push({ method: req.method ?? "", path, body });
+      const [path = "/", query = ""] = (req.url ?? "/").split("?");
+      requests.push({ method: req.method ?? "", path, query, body });
       const found = answers.get(`${req.method} ${path}`);
       const a: Answer = typeof found === "function" ? found(body) : (found ?? notFound(path));
       const payload = Buffer.from(JSON.stringify(a.body), "utf8");

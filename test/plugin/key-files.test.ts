@@ -98,7 +98,7 @@ const KEY_LINE = /^[A-Za-z0-9_-]{43}\n$/;
       assert.equal(r.code, 1);
       assert.equal(
         r.stderr,
-        `error: cannot write --kubeconfig-out "${missing}": the directory "${join(dir, "nowhere")}" does not exist\n`,
+        `error: cannot write --kubeconfig-out "${missing}": the directory "${join(dir, "nowhere")}" does not exist; create it first, or give a path in a directory that exists\n`,
       );
       assert.ok(!r.stderr.includes("ENOENT"));
       assert.equal(await exists(n), false);
@@ -111,7 +111,7 @@ const KEY_LINE = /^[A-Za-z0-9_-]{43}\n$/;
         assert.equal(p.code, 1);
         assert.equal(
           p.stderr,
-          `error: cannot write --kubeconfig-out "${denied}": permission denied (in "/sys/kernel")\n`,
+          `error: cannot write --kubeconfig-out "${denied}": permission denied (in "/sys/kernel"); give a path in a directory you can write\n`,
         );
         assert.equal(await exists(n), false);
       }
@@ -121,8 +121,23 @@ const KEY_LINE = /^[A-Za-z0-9_-]{43}\n$/;
       assert.equal(d.code, 1);
       assert.equal(
         d.stderr,
-        `error: cannot write --kubeconfig-out "${asDir}": it is a directory\n`,
+        `error: cannot write --kubeconfig-out "${asDir}": it is a directory; give the path of a file (in that directory or elsewhere)\n`,
       );
+      assert.equal(await exists(n), false);
+    });
+
+    it("--kubeconfig-out - or an empty path is refused before the key exists: stdout is the key's", async () => {
+      const n = name("dash");
+      const dash = await plugin(["create", n, "--kubeconfig-out", "-"], { kubeconfig: env.admin });
+      assert.equal(dash.code, 1);
+      assert.equal(dash.stdout, "");
+      assert.match(
+        dash.stderr,
+        /^error: --kubeconfig-out - is not taken: standard output carries the key alone\. Give a file path, or make the kubeconfig from the key: .*--key-file -\n$/,
+      );
+      const empty = await plugin(["create", n, "--kubeconfig-out="], { kubeconfig: env.admin });
+      assert.equal(empty.code, 1);
+      assert.equal(empty.stderr, "error: --kubeconfig-out needs a file path\n");
       assert.equal(await exists(n), false);
     });
 

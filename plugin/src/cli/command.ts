@@ -1,13 +1,8 @@
 // What a subcommand is, and what it gets to run: its parsed flags, the connection (made on first
 // use), and the terminal.
 
-import {
-  GLOBAL_HELP,
-  OUTPUT_HELP,
-  parseRequestTimeout,
-  type FlagHelp,
-  type Options,
-} from "./flags.js";
+import { parseRequestTimeout } from "./durations.js";
+import { GLOBAL_HELP, OUTPUT_HELP, type FlagHelp, type Options } from "./flags.js";
 import { DEFAULT_GROUP_DOMAIN } from "../../../webhook/src/api/ownedaccesskey.js";
 import type { AccessKeyApi } from "../kube/api.js";
 import type { Connection } from "../kube/connect.js";
@@ -34,8 +29,11 @@ export interface Command {
 export interface Io {
   out(text: string): void;
   err(text: string): void;
-  /** All of standard input. */
-  readStdin(): Promise<string>;
+  /**
+   * All of standard input. `what` says what is read ("the key"): when standard input is a
+   * terminal, a line on stderr says so, with how to end it.
+   */
+  readStdin(what: string): Promise<string>;
 }
 
 export type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;

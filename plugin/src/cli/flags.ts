@@ -4,7 +4,8 @@
 
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { DEFAULT_GROUP_DOMAIN } from "../../../webhook/src/api/ownedaccesskey.js";
-import { CliError } from "./errors.js";
+import { CliError, UsageError } from "./errors.js";
+import { suggestionsFor } from "./suggest.js";
 
 export type Options = NonNullable<ParseArgsConfig["options"]>;
 
@@ -57,7 +58,7 @@ export const GLOBAL_HELP: FlagHelp[] = [
   { flag: "--as-group=[]", text: "Group to impersonate for the operation, repeatable" },
   {
     flag: "--request-timeout='0'",
-    text: "How long to wait for one server request (e.g. 1s, 2m); 0 waits forever",
+    text: "How long to wait for one server request (e.g. 1s, 2m, 3h); 0: no limit (as kubectl)",
   },
   { flag: "-s, --server=''", text: "The address and port of the Kubernetes API server" },
   { flag: "--token=''", text: "Bearer token for authentication to the API server" },
@@ -125,25 +126,67 @@ export function normalize(argv: readonly string[]): string[] {
   return out;
 }
 
-/** parseArgs with kubectl-style usage errors. */
-export function parseFlags<O extends Options>(command: string, args: string[], options: O) {
-  try {
-    return parseArgs({ args, options, allowPositionals: true, strict: true });
-  } catch (err) {
-    const message = (err as Error).message.replace(/\. To specify a positional argument.*$/s, "");
-    throw new CliError(`${message}\nSee 'kubectl accesskey ${command} --help' for usage.`);
+type ParsedValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+/**
+ * The command line as pflag reads it, with its error messages: `unknown flag: --nmae` (with
+ * cobra's "Did you mean this?" when a flag is close), `unknown shorthand flag: 'x' in -x`,
+ * `flag needs an argument: --ttl`; a boolean takes `--wait=false`. `command` names the help to see.
+ */
+export function parseFlags(
+  command: string,
+  args: string[],
+  options: Options,
+): { values: ParsedValues; positionals: string[] } {
+  const usageOf = `kubectl accesskey ${command}`;
+  const { tokens } = parseArgs({
+    args,
+    options,
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+  });
+  const values: ParsedValues = {};
+  const positionals: string[] = [];
+  for (const token of tokens) {
+    if (token.kind === "positional") positionals.push(token.value);
+    if (token.kind !== "option") continue;
+    const option = Object.hasOwn(options, token.name) ? options[token.name] : undefined;
+    const long = token.rawName.startsWith("--");
+    const shorthand = () => `'${token.rawName.slice(1)}' in ${args[token.index] ?? token.rawName}`;
+    if (!option) {
+      if (!long) throw new UsageError(`unknown shorthand flag: ${shorthand()}`, usageOf);
+      throw new UsageError(
+        `unknown flag: ${token.rawName}`,
+        usageOf,
+        suggestionsFor(token.name, Object.keys(options)).map((n) => `--${n}`),
+      );
+    }
+    let value: string | boolean;
+    if (option.type === "boolean") {
+      value = token.inlineValue ? parseBool(token.rawName, token.value ?? "") : true;
+    } else {
+      if (token.value === undefined) {
+        throw new UsageError(
+          `flag needs an argument: ${long ? token.rawName : shorthand()}`,
+          usageOf,
+        );
+      }
+      value = token.value;
+    }
+    if (option.multiple) {
+      const list = values[token.name];
+      values[token.name] = [...(Array.isArray(list) ? list : []), value];
+    } else values[token.name] = value;
   }
+  return { values, positionals };
 }
 
-/** kubectl's --request-timeout: "0" (none), a bare number of seconds, or 1s / 2m / 3h. */
-export function parseRequestTimeout(value: string | undefined): number {
-  if (value === undefined || value === "0") return 0;
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
-  if (!m) {
-    throw new CliError(
-      `invalid argument ${JSON.stringify(value)} for --request-timeout: use a duration such as 5s, 1m or 0`,
-    );
-  }
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? "s"]!;
-  return Math.round(Number(m[1]) * unit);
+// strconv.ParseBool, which pflag's bool flags use.
+function parseBool(flag: string, text: string): boolean {
+  if (["1", "t", "T", "TRUE", "true", "True"].includes(text)) return true;
+  if (["0", "f", "F", "FALSE", "false", "False"].includes(text)) return false;
+  throw new CliError(
+    `invalid argument ${JSON.stringify(text)} for "${flag}" flag: use true or false`,
+  );
 }

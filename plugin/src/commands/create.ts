@@ -78,6 +78,13 @@ async function run(ctx: CommandContext): Promise<number> {
     );
   const spec = buildSpec(ctx);
   const out = ctx.string("kubeconfig-out");
+  if (out === "-") {
+    // Standard output carries the key alone (docs/decisions.md OAK-13, OPS-23).
+    throw new CliError(
+      '--kubeconfig-out - is not taken: standard output carries the key alone. Give a file path, or make the kubeconfig from the key: KEY=$(kubectl accesskey create NAME); echo "$KEY" | kubectl accesskey kubeconfig NAME --key-file -',
+    );
+  }
+  if (out === "") throw new CliError("--kubeconfig-out needs a file path");
   // The file is reserved before the key exists: a path that cannot be written costs no key.
   const file = out ? await SecretFile.reserve(out, "--kubeconfig-out") : undefined;
   try {

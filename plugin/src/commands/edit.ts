@@ -12,6 +12,7 @@ import type { Command, CommandContext } from "../cli/command.js";
 import { CliError, KubeError, errorLine } from "../cli/errors.js";
 import type { KubeObject } from "../kube/api.js";
 import { maskSecrets } from "../output/mask.js";
+import { fileProblem, systemErrorSentence } from "../os/system-errors.js";
 
 export const command: Command = {
   name: "edit",
@@ -51,11 +52,16 @@ async function run(ctx: CommandContext): Promise<number> {
   const originalKey = (original["spec"] as Record<string, unknown> | undefined)?.["key"];
   if (spec) delete spec["key"];
   const before = HEADER + stringify(shown);
-  const dir = mkdtempSync(join(tmpdir(), "kubectl-accesskey-edit-"));
-  const file = join(dir, `${name}.yaml`);
-  writeFileSync(file, before, { mode: 0o600 });
+  const file = writeEditFile(name, before);
   runEditor(ctx, file);
-  const after = readFileSync(file, "utf8");
+  let after: string;
+  try {
+    after = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new CliError(
+      `cannot read the edited file ${JSON.stringify(file)}: ${fileProblem(err)}; nothing was saved`,
+    );
+  }
   if (stripComments(after) === stripComments(before)) {
     ctx.io.out("Edit cancelled, no changes made.\n");
     return 0;
@@ -103,6 +109,20 @@ async function run(ctx: CommandContext): Promise<number> {
   return 0;
 }
 
+/** The file the editor opens: in a directory of its own under $TMPDIR, mode 0600. */
+function writeEditFile(name: string, content: string): string {
+  const base = tmpdir();
+  try {
+    const file = join(mkdtempSync(join(base, "kubectl-accesskey-edit-")), `${name}.yaml`);
+    writeFileSync(file, content, { mode: 0o600 });
+    return file;
+  } catch (err) {
+    throw new CliError(
+      `cannot write the file to edit in ${JSON.stringify(base)}: ${fileProblem(err)}; set TMPDIR to a directory you can write`,
+    );
+  }
+}
+
 function runEditor(ctx: CommandContext, file: string): void {
   const editor = ctx.env["KUBE_EDITOR"] || ctx.env["EDITOR"] || "vi";
   // Like kubectl, the editor variable may hold arguments ("code --wait"): run it through the shell.
@@ -110,8 +130,22 @@ function runEditor(ctx: CommandContext, file: string): void {
     stdio: "inherit",
     env: ctx.env,
   });
-  if (r.error)
-    throw new CliError(`cannot run the editor ${JSON.stringify(editor)}: ${r.error.message}`);
+  if (r.error) {
+    throw new CliError(
+      `cannot run the editor ${JSON.stringify(editor)}: ${systemErrorSentence(r.error)}; nothing was saved`,
+    );
+  }
+  // sh's own answer for a command it cannot find or run (POSIX: 127 not found, 126 not executable).
+  if (r.status === 127 || r.status === 126) {
+    throw new CliError(
+      `the editor ${JSON.stringify(editor)} ${r.status === 127 ? "was not found" : "cannot be run"}: set KUBE_EDITOR or EDITOR to an editor you have; nothing was saved`,
+    );
+  }
+  if (r.status === null) {
+    throw new CliError(
+      `the editor ${JSON.stringify(editor)} was stopped (${String(r.signal)}); nothing was saved`,
+    );
+  }
   if (r.status !== 0) {
     throw new CliError(
       `the editor ${JSON.stringify(editor)} exited with code ${String(r.status)}; nothing was saved`,

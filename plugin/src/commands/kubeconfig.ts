@@ -32,9 +32,11 @@ async function run(ctx: CommandContext): Promise<number> {
     throw new CliError("kubeconfig needs --key-file FILE (or --key-file - for standard input)");
   let text: string;
   try {
-    text = from === "-" ? await ctx.io.readStdin() : await readFile(from, "utf8");
+    text = from === "-" ? await ctx.io.readStdin("the key") : await readFile(from, "utf8");
   } catch (err) {
-    throw new CliError(`cannot read --key-file ${JSON.stringify(from)}: ${fileProblem(err)}`);
+    throw new CliError(
+      `cannot read --key-file ${JSON.stringify(from)}: ${fileProblem(err)}; give the file that holds the key, or - to read it from standard input`,
+    );
   }
   const key = text.trim();
   if (!key) throw new CliError(`--key-file ${JSON.stringify(from)} is empty`);

@@ -14,34 +14,9 @@ import { constants } from "node:fs";
 import { lstat, open, rename, unlink, type FileHandle } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { CliError } from "../cli/errors.js";
+import { fileProblem } from "../os/system-errors.js";
 
-/** What went wrong with a file, in words (never a bare errno name). */
-export function fileProblem(err: unknown): string {
-  switch ((err as NodeJS.ErrnoException).code) {
-    case "ENOENT":
-      return "no such file or directory";
-    case "ENOTDIR":
-      return "a part of the path is not a directory";
-    case "EACCES":
-    case "EPERM":
-      return "permission denied";
-    case "EROFS":
-      return "the file system is read-only";
-    case "ENOSPC":
-    case "EDQUOT":
-      return "no space left on the device";
-    case "EISDIR":
-      return "it is a directory";
-    case "ENAMETOOLONG":
-      return "the file name is too long";
-    case "EEXIST":
-      return "a file of that name appeared meanwhile";
-    case "ELOOP":
-      return "too many symbolic links";
-    default:
-      return "it could not be read or written";
-  }
-}
+export { fileProblem };
 
 /** A reserved temporary file next to `target`, ready to become it. */
 export class SecretFile {
@@ -69,7 +44,11 @@ export class SecretFile {
         `cannot write ${where}: it is a symbolic link, which is not followed for a file that holds a key; give the path it points to, or remove the link`,
       );
     }
-    if (existing?.isDirectory()) throw new CliError(`cannot write ${where}: it is a directory`);
+    if (existing?.isDirectory()) {
+      throw new CliError(
+        `cannot write ${where}: it is a directory; give the path of a file (in that directory or elsewhere)`,
+      );
+    }
     const dir = dirname(resolve(target));
     const temporary = join(dir, `.${basename(target)}.${randomBytes(6).toString("hex")}.tmp`);
     let handle: FileHandle;
@@ -82,8 +61,8 @@ export class SecretFile {
     } catch (err) {
       const problem =
         (err as NodeJS.ErrnoException).code === "ENOENT"
-          ? `the directory ${JSON.stringify(dir)} does not exist`
-          : `${fileProblem(err)} (in ${JSON.stringify(dir)})`;
+          ? `the directory ${JSON.stringify(dir)} does not exist; create it first, or give a path in a directory that exists`
+          : `${fileProblem(err)} (in ${JSON.stringify(dir)}); give a path in a directory you can write`;
       throw new CliError(`cannot write ${where}: ${problem}`);
     }
     try {

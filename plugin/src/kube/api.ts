@@ -12,7 +12,9 @@ import {
   type ResourceIdentity,
 } from "../../../webhook/src/api/ownedaccesskey.js";
 import { KubeError } from "../../../webhook/src/api/status.js";
-import { ConnectionError, serverError } from "./errors.js";
+import { goDuration } from "./go-duration.js";
+import { kubeconfigFix, systemErrorIn, systemErrorSentence } from "../os/system-errors.js";
+import { ConnectionError, KubeconfigError, ResourceTypeError, serverError } from "./errors.js";
 import type { Connection } from "./connect.js";
 
 /** An object as the API returns it. */
@@ -41,6 +43,10 @@ export interface UserInfo {
 // Requests without --request-timeout wait as long as kubectl's would (forever); a cap keeps a dead
 // TCP peer from hanging the plugin for ever.
 const NO_TIMEOUT_MS = 24 * 3_600_000;
+// client-go's transport (transport/cache.go): net.Dialer{Timeout: 30s} and TLSHandshakeTimeout 10s,
+// whatever --request-timeout says.
+const CONNECT_TIMEOUT_MS = 30_000;
+const TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
 
 export class AccessKeyApi {
   readonly identity: ResourceIdentity;
@@ -51,14 +57,19 @@ export class AccessKeyApi {
     opts: { groupDomain: string; timeoutMs: number; warn: (message: string) => void },
   ) {
     this.identity = resourceIdentity(opts.groupDomain);
+    this.timeoutMs = opts.timeoutMs;
     this.transport = new KubeTransport(connection.config, {
       timeoutMs: opts.timeoutMs > 0 ? opts.timeoutMs : NO_TIMEOUT_MS,
+      connectTimeoutMs: CONNECT_TIMEOUT_MS,
+      tlsHandshakeTimeoutMs: TLS_HANDSHAKE_TIMEOUT_MS,
       maxBodyBytes: 256 * 1024 * 1024,
     });
     this.warn = opts.warn;
   }
 
   private readonly warn: (message: string) => void;
+  /** --request-timeout; 0: none. */
+  private readonly timeoutMs: number;
 
   /** `ownedaccesskeys.management.loft.sh`, as kubectl names the resource in messages. */
   get resource(): string {
@@ -160,6 +171,10 @@ export class AccessKeyApi {
     contentType?: string,
   ): Promise<unknown> {
     let res: KubeResponse;
+    if (this.timeoutMs > 0) {
+      // client-go sends its deadline along (rest.Request.Timeout): the server gives up too.
+      path += `${path.includes("?") ? "&" : "?"}timeout=${goDuration(this.timeoutMs)}`;
+    }
     try {
       res = await this.transport.request(method, path, body, {
         headers: this.connection.headers,
@@ -171,19 +186,119 @@ export class AccessKeyApi {
     }
     for (const warning of warnings(res.headers?.["warning"])) this.warn(warning);
     if (res.status >= 200 && res.status < 300) return res.body;
+    if (res.status === 404 && path.startsWith(this.collection()) && !namesAnObject(res.body)) {
+      // A 404 that names no object: the path itself may not exist. kubectl finds that out by
+      // discovery before it sends anything; the plugin asks only when it matters.
+      const missing = await this.missingResourceType();
+      if (missing) throw missing;
+    }
     throw serverError(res.status, res.body);
   }
+
+  /**
+   * Whether discovery serves `ownedaccesskeys` in our group and version; if not, the error that
+   * says so, with the management.* groups that do serve them. Undefined when discovery cannot tell.
+   */
+  private async missingResourceType(): Promise<ResourceTypeError | undefined> {
+    const { group, version, resource } = this.identity;
+    const served = await this.servesResource(`${group}/${version}`);
+    if (served !== false) return undefined;
+    return new ResourceTypeError(resource, group, version, await this.groupsServingResource());
+  }
+
+  /** true/false from the group version's discovery document; undefined when it cannot be read. */
+  private async servesResource(groupVersion: string): Promise<boolean | undefined> {
+    let res: KubeResponse;
+    try {
+      res = await this.transport.request("GET", `/apis/${groupVersion}`, undefined, {
+        headers: this.connection.headers,
+      });
+    } catch {
+      return undefined;
+    }
+    if (res.status === 404) return false;
+    if (res.status !== 200) return undefined;
+    const resources = (res.body as { resources?: { name?: unknown }[] } | undefined)?.resources;
+    return Array.isArray(resources) && resources.some((r) => r.name === this.identity.resource);
+  }
+
+  /** The groups management.<domain> whose discovery lists ownedaccesskeys, sorted. */
+  private async groupsServingResource(): Promise<string[]> {
+    let res: KubeResponse;
+    try {
+      res = await this.transport.request("GET", "/apis", undefined, {
+        headers: this.connection.headers,
+      });
+    } catch {
+      return [];
+    }
+    const groups = (res.body as { groups?: unknown } | undefined)?.groups;
+    if (res.status !== 200 || !Array.isArray(groups)) return [];
+    const candidates = (
+      groups as { name?: unknown; preferredVersion?: { groupVersion?: unknown } }[]
+    )
+      .filter((g) => typeof g.name === "string" && g.name.startsWith("management."))
+      .filter((g) => g.name !== this.identity.group)
+      .map((g) => `${g.name as string}/${this.identity.version}`);
+    const found: string[] = [];
+    for (const groupVersion of candidates) {
+      if (await this.servesResource(groupVersion)) found.push(groupVersion.split("/")[0]!);
+    }
+    return found.sort();
+  }
+}
+
+/** Whether an error answer's Status names the object it is about (details.name). */
+function namesAnObject(body: unknown): boolean {
+  const details = (body as { details?: { name?: unknown } } | undefined)?.details;
+  return typeof details?.name === "string" && details.name !== "";
 }
 
 function connectionError(err: TransportError, server: string): Error {
   const message = err.message.replace(/^API server unreachable: /, "");
-  if (message.startsWith("cannot use the kubeconfig: ")) return new Error(message);
-  const refused = /ECONNREFUSED/.test(message);
-  return new ConnectionError(
-    err.timedOut ? `${message} (--request-timeout)` : message,
-    server,
-    refused,
-  );
+  if (err.failure === "Kubeconfig") {
+    // A file the kubeconfig names (a CA, a client certificate, a credential plugin) in words.
+    const system = systemErrorIn(err.cause);
+    if (system)
+      return new KubeconfigError(
+        `cannot use the kubeconfig: ${systemErrorSentence(system)}; ${kubeconfigFix(system)}`,
+      );
+    return new KubeconfigError(message);
+  }
+  const words = err.failure === undefined ? undefined : NETWORK_WORDS[err.failure];
+  let text = message;
+  if (err.failure === "RequestTimeout") text = `${message} (--request-timeout)`;
+  else if (words) text = networkSentence(words, err.failure!, server);
+  return new ConnectionError(text, server, err.failure === "ECONNREFUSED");
+}
+
+// A socket's errno in Go's words, as kubectl prints them after "Unable to connect to the server: ".
+const NETWORK_WORDS: Readonly<Record<string, string>> = {
+  ECONNRESET: "connection reset by peer",
+  EPIPE: "broken pipe",
+  ECONNABORTED: "software caused connection abort",
+  ENOTFOUND: "no such host",
+  EAI_AGAIN: "temporary failure in name resolution",
+  EHOSTUNREACH: "no route to host",
+  ENETUNREACH: "network is unreachable",
+  ETIMEDOUT: "i/o timeout",
+  EADDRNOTAVAIL: "cannot assign requested address",
+};
+
+function networkSentence(words: string, code: string, server: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(server);
+  } catch {
+    url = undefined;
+  }
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN") {
+    return `dial tcp: lookup ${url?.hostname ?? server}: ${words}`;
+  }
+  const host = url?.host ?? server;
+  return code === "ECONNRESET" || code === "EPIPE" || code === "ECONNABORTED"
+    ? `read tcp ${host}: ${words}`
+    : `dial tcp ${host}: ${words}`;
 }
 
 /**

@@ -3,12 +3,19 @@
 // (--context, --cluster, --user, --server, --token, --insecure-skip-tls-verify, --as, --as-group),
 // as client-go's DeferredLoadingClientConfig applies them.
 
-import { existsSync } from "node:fs";
+import { constants, existsSync } from "node:fs";
+import { access, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { delimiter, join } from "node:path";
 import { ClientConfig, type Cluster, type User } from "../../../webhook/src/kube/client-config.js";
 import { KubeConfigError, loadKubeConfig } from "../../../webhook/src/kube/kubeconfig.js";
 import { KubeconfigError } from "./errors.js";
+import {
+  fileProblem,
+  kubeconfigFix,
+  systemErrorIn,
+  systemErrorSentence,
+} from "../os/system-errors.js";
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -66,6 +73,24 @@ async function loadConfig(flags: ConnectionFlags, env: NodeJS.ProcessEnv): Promi
     const home = join(env["HOME"] ?? homedir(), ".kube", "config");
     if (existsSync(home)) explicit = home;
   }
+  if (explicit) {
+    const flag = flags.kubeconfig ? "--kubeconfig" : "~/.kube/config";
+    await checkReadable(
+      explicit,
+      flag,
+      flags.kubeconfig
+        ? "give the path of a kubeconfig file, or leave --kubeconfig out to use $KUBECONFIG or ~/.kube/config"
+        : "make it a kubeconfig file, or give --kubeconfig",
+    );
+  } else {
+    for (const file of (env["KUBECONFIG"] ?? "").split(delimiter).filter((f) => f !== "")) {
+      await checkReadable(
+        file,
+        "$KUBECONFIG:",
+        `KUBECONFIG lists kubeconfig files, separated by "${delimiter}"`,
+      );
+    }
+  }
   try {
     const kc = await loadKubeConfig({
       ...(explicit ? { kubeconfig: explicit } : {}),
@@ -75,9 +100,31 @@ async function loadConfig(flags: ConnectionFlags, env: NodeJS.ProcessEnv): Promi
     });
     return kc ?? new ClientConfig();
   } catch (err) {
-    if (err instanceof KubeConfigError) throw new KubeconfigError(err.message);
-    throw err;
+    if (!(err instanceof KubeConfigError)) throw err;
+    // A file the kubeconfig names (certificate-authority, client-key, …) in words, not errno.
+    const system = systemErrorIn(err.cause);
+    if (system) {
+      throw new KubeconfigError(
+        `${systemErrorSentence(system)}, named in the kubeconfig; ${kubeconfigFix(system)}`,
+      );
+    }
+    throw new KubeconfigError(err.message);
   }
+}
+
+/** A kubeconfig file that cannot be read, in a sentence: which, why, and what to do. */
+async function checkReadable(file: string, source: string, todo: string): Promise<void> {
+  const where = source.endsWith(":")
+    ? `${JSON.stringify(file)} (in ${source.slice(0, -1)})`
+    : `${source} ${JSON.stringify(file)}`;
+  let problem: string | undefined;
+  try {
+    if ((await stat(file)).isDirectory()) problem = "it is a directory";
+    else await access(file, constants.R_OK);
+  } catch (err) {
+    problem = fileProblem(err);
+  }
+  if (problem) throw new KubeconfigError(`cannot read ${where}: ${problem}; ${todo}`);
 }
 
 function applyOverrides(kc: ClientConfig, flags: ConnectionFlags): void {

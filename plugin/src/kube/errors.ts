@@ -9,6 +9,23 @@ export class KubeconfigError extends Error {
   override readonly name = "KubeconfigError";
 }
 
+/**
+ * The API server does not serve OwnedAccessKeys in the group the plugin asked for: the CRD is not
+ * installed, or vgate was installed with another group domain. `servedIn` are the groups
+ * management.* that do serve them, found by discovery.
+ */
+export class ResourceTypeError extends Error {
+  override readonly name = "ResourceTypeError";
+  constructor(
+    readonly resource: string,
+    readonly group: string,
+    readonly version: string,
+    readonly servedIn: readonly string[],
+  ) {
+    super(`the server doesn't have a resource type "${resource}" in group "${group}"`);
+  }
+}
+
 /** No HTTP answer: refused, reset, TLS failure or --request-timeout; `server` is the URL used. */
 export class ConnectionError extends Error {
   override readonly name = "ConnectionError";

@@ -30,14 +30,20 @@ export function keyWeakness(object: unknown): Weakness | undefined {
   return ownPath(object, ["status", "weakKey"]) === true ? "reported" : undefined;
 }
 
-/** What STATUS shows: Active, Disabled, Expired, or Weak for a working key that is weak. */
-export type ShownStatus = KeyStatus | "Weak";
+/**
+ * What STATUS shows: Active, Disabled, Expired, Weak for a working key that is weak, or
+ * Terminating for a key being deleted (metadata.deletionTimestamp set, finalizers pending), as
+ * kubectl shows a pod or namespace being deleted whatever its other state.
+ */
+export type ShownStatus = KeyStatus | "Weak" | "Terminating";
 
 export function shownStatus(
   object: unknown,
   now: number,
 ): { status: ShownStatus; expiresAt: number | undefined } {
   const { status, expiresAt } = keyStatus(object, now);
+  const deletion = ownPath(object, ["metadata", "deletionTimestamp"]);
+  if (typeof deletion === "string" && deletion !== "") return { status: "Terminating", expiresAt };
   if (status === "Active" && keyWeakness(object) !== undefined)
     return { status: "Weak", expiresAt };
   return { status, expiresAt };

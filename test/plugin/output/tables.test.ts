@@ -235,4 +235,33 @@ describe("plugin output: tables and describe (golden files)", () => {
       "B a10 a9 b",
     );
   });
+
+  it("a key being deleted is Terminating in the table and describe, whatever else it is", () => {
+    const deleting = (base: Record<string, unknown>, spec: Record<string, unknown> = {}) => {
+      const k = structuredClone(base) as {
+        metadata: Record<string, unknown>;
+        spec: Record<string, unknown>;
+      };
+      k.metadata["deletionTimestamp"] = "2026-03-10T11:58:00Z";
+      k.metadata["finalizers"] = ["example.com/hold"];
+      Object.assign(k.spec, spec);
+      return k;
+    };
+    const statusOf = (table: string) => {
+      const [header, row] = table.split("\n");
+      const at = header!.indexOf("STATUS");
+      return row!.slice(at).split(/\s{3,}/)[0];
+    };
+    for (const k of [
+      deleting(ciKey),
+      deleting(ciKey, { disabled: true }),
+      deleting(ciKey, { ttl: 1 }),
+      deleting(ciKey, { key: "short" }),
+    ]) {
+      assert.equal(statusOf(printObjects([k], opts(), false)), "Terminating");
+      assert.equal(statusOf(printObjects([k], opts("wide"), false)), "Terminating");
+      assert.match(describeAccessKey(k, NOW), /^Status: +Terminating$/m);
+    }
+    assert.notEqual(statusOf(printObjects([ciKey], opts(), false)), "Terminating");
+  });
 });

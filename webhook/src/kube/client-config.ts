@@ -82,10 +82,13 @@ export class ClientConfig {
   async applyToHTTPSOptions(opts: https.RequestOptions): Promise<void> {
     const cluster = this.getCurrentCluster();
     const user = this.getCurrentUser();
-    if (!user) return;
+    // The cluster's TLS settings hold without a user too (an anonymous context, or --server and
+    // --insecure-skip-tls-verify alone), as in client-go.
     applyTls(opts, cluster, user);
-    await this.applyAuthorization(opts, user);
-    if (user.username) opts.auth = `${user.username}:${user.password ?? ""}`;
+    if (user) {
+      await this.applyAuthorization(opts, user);
+      if (user.username) opts.auth = `${user.username}:${user.password ?? ""}`;
+    }
     if (cluster?.proxyUrl) opts.agent = await proxyAgent(cluster, opts);
   }
 
@@ -114,11 +117,12 @@ export class ClientConfig {
   }
 }
 
-function applyTls(opts: https.RequestOptions, cluster: Cluster | null, user: User): void {
+function applyTls(opts: https.RequestOptions, cluster: Cluster | null, user: User | null): void {
   if (cluster?.skipTLSVerify) opts.rejectUnauthorized = false;
   if (cluster?.tlsServerName) opts.servername = cluster.tlsServerName;
   const ca = cluster && fileOrData(cluster.caFile, cluster.caData);
   if (ca) opts.ca = ca;
+  if (!user) return;
   const cert = fileOrData(user.certFile, user.certData);
   if (cert) opts.cert = cert;
   const key = fileOrData(user.keyFile, user.keyData);
@@ -131,6 +135,8 @@ function fileOrData(file: string | undefined, data: string | undefined): Buffer 
     try {
       return readFileSync(file);
     } catch (err) {
+      // A read error of a directory names no path; the plugin words the cause with it.
+      (err as NodeJS.ErrnoException).path ??= file;
       throw new Error(cannotRead(`${JSON.stringify(file)} (named in the kubeconfig)`, err), {
         cause: err,
       });

@@ -5,6 +5,7 @@
 import http from "node:http";
 import https from "node:https";
 import { StringDecoder } from "node:string_decoder";
+import { TLSSocket } from "node:tls";
 import type { ClientConfig as KubeConfig } from "./client-config.js";
 
 export interface TransportOptions {
@@ -14,6 +15,13 @@ export interface TransportOptions {
   authTtlMs?: number;
   /** Answers larger than this are cut off and reported as a failure. */
   maxBodyBytes?: number;
+  /**
+   * Deadline for opening a TCP connection, and for its TLS handshake once connected, as Go's
+   * net.Dialer Timeout and http.Transport TLSHandshakeTimeout bound them for client-go (30 s and
+   * 10 s). Unset: only `timeoutMs` bounds them.
+   */
+  connectTimeoutMs?: number;
+  tlsHandshakeTimeoutMs?: number;
 }
 
 export interface KubeResponse {
@@ -42,13 +50,22 @@ export interface OpenStream {
   abort(): void;
 }
 
+/**
+ * What kind of failure a TransportError is: the socket's errno code (ECONNREFUSED, ECONNRESET, …),
+ * or one of the transport's own deadlines.
+ */
+export type TransportFailure =
+  "ConnectTimeout" | "TLSHandshakeTimeout" | "RequestTimeout" | "Kubeconfig" | (string & {});
+
 /** A request that got no HTTP answer: refused, reset, TLS failure, or the deadline passed. */
 export class TransportError extends Error {
   override readonly name = "TransportError";
   constructor(
     message: string,
     readonly timedOut: boolean,
-    /** The socket, TLS or DNS error behind it, for a command to explain. */
+    /** Unset when nothing more specific is known. */
+    readonly failure?: TransportFailure,
+    /** The socket, TLS or DNS error behind it (`cause`), for a command to explain. */
     options?: ErrorOptions,
   ) {
     super(message, options);
@@ -102,7 +119,12 @@ export class KubeTransport {
     try {
       return { endpoint: await this.connect(), headers: await this.authHeaders() };
     } catch (err) {
-      throw new TransportError(`cannot use the kubeconfig: ${this.redact(errorText(err))}`, false);
+      throw new TransportError(
+        `cannot use the kubeconfig: ${this.redact(errorText(err))}`,
+        false,
+        "Kubeconfig",
+        { cause: err },
+      );
     }
   }
 
@@ -202,12 +224,7 @@ export class KubeTransport {
     return new Promise<KubeResponse>((resolve, reject) => {
       let timedOut = false;
       const fail = (err: Error) => {
-        const message = `API server unreachable: ${this.redact(err.message)}`;
-        reject(
-          timedOut
-            ? timeoutError(this.options.timeoutMs)
-            : new TransportError(message, false, { cause: err }),
-        );
+        reject(timedOut ? timeoutError(this.options.timeoutMs) : this.unreachable(err));
       };
       const req = clientFor(url).request(
         requestOptions(endpoint, agent, method, path, headers),
@@ -217,6 +234,7 @@ export class KubeTransport {
         timedOut = true;
         req.destroy(timeoutError(this.options.timeoutMs));
       }, this.options.timeoutMs);
+      this.guardConnect(req, url.host);
       req.on("close", () => clearTimeout(timer));
       req.on("error", fail);
       req.end(payload);
@@ -235,13 +253,7 @@ export class KubeTransport {
     const headers = { ...auth, Accept: "application/json" };
     let timedOut = false;
     const fail = (err: Error) =>
-      reject(
-        timedOut
-          ? timeoutError(this.options.timeoutMs)
-          : new TransportError(`API server unreachable: ${this.redact(err.message)}`, false, {
-              cause: err,
-            }),
-      );
+      reject(timedOut ? timeoutError(this.options.timeoutMs) : this.unreachable(err));
     const req = clientFor(url).request(
       requestOptions(endpoint, streamAgent, "GET", path, headers),
       (res) => {
@@ -254,12 +266,55 @@ export class KubeTransport {
       timedOut = true;
       req.destroy(timeoutError(this.options.timeoutMs));
     }, this.options.timeoutMs);
+    this.guardConnect(req, url.host);
     // A watch may be silent for minutes: let TCP notice a peer that vanished.
     req.on("socket", (socket) => socket.setKeepAlive(true, 30_000));
     req.on("close", () => clearTimeout(timer));
     req.on("error", fail);
     req.end();
     return req;
+  }
+
+  /** A TransportError for a request that failed with `err`, keeping what kind of failure it was. */
+  private unreachable(err: Error): TransportError {
+    if (err instanceof TransportError) return err;
+    const code = (err as NodeJS.ErrnoException).code;
+    return new TransportError(
+      `API server unreachable: ${this.redact(err.message)}`,
+      false,
+      typeof code === "string" ? code : undefined,
+      { cause: err },
+    );
+  }
+
+  /**
+   * The connect and TLS handshake deadlines (options.connectTimeoutMs, tlsHandshakeTimeoutMs) for
+   * a request that opens a new connection; a kept-alive connection has passed both. Like Go's, the
+   * handshake's deadline starts once TCP is connected.
+   */
+  private guardConnect(req: http.ClientRequest, host: string): void {
+    const { connectTimeoutMs, tlsHandshakeTimeoutMs } = this.options;
+    if (connectTimeoutMs === undefined && tlsHandshakeTimeoutMs === undefined) return;
+    req.on("socket", (socket) => {
+      if (req.reusedSocket) return;
+      let timer: NodeJS.Timeout | undefined;
+      const stop = () => clearTimeout(timer);
+      const after = (ms: number | undefined, err: () => TransportError) => {
+        stop();
+        if (ms !== undefined) timer = setTimeout(() => req.destroy(err()), ms);
+      };
+      const handshake = () => {
+        if (!(socket instanceof TLSSocket)) return stop();
+        after(tlsHandshakeTimeoutMs, () => tlsHandshakeTimeoutError(tlsHandshakeTimeoutMs!));
+        socket.once("secureConnect", stop);
+      };
+      if (socket.connecting) {
+        after(connectTimeoutMs, () => connectTimeoutError(host, connectTimeoutMs!));
+        socket.once("connect", handshake);
+      } else handshake();
+      socket.once("close", stop);
+      req.once("close", stop);
+    });
   }
 
   /** Splits a streamed answer into lines; one line longer than maxBodyBytes fails the stream. */
@@ -402,7 +457,24 @@ function parseBody(text: string): unknown {
 }
 
 function timeoutError(ms: number): TransportError {
-  return new TransportError(`API server did not answer within ${ms} ms`, true);
+  return new TransportError(`API server did not answer within ${ms} ms`, true, "RequestTimeout");
+}
+
+// Go's words for these (net/http, net): what kubectl prints after "Unable to connect to the server: ".
+function tlsHandshakeTimeoutError(ms: number): TransportError {
+  return new TransportError(
+    `net/http: TLS handshake timeout (no TLS answer within ${ms / 1000}s)`,
+    false,
+    "TLSHandshakeTimeout",
+  );
+}
+
+function connectTimeoutError(host: string, ms: number): TransportError {
+  return new TransportError(
+    `dial tcp ${host}: i/o timeout (no TCP connection within ${ms / 1000}s)`,
+    false,
+    "ConnectTimeout",
+  );
 }
 
 function errorText(err: unknown): string {
