@@ -4,11 +4,23 @@
 // with no replica to answer), `helm upgrade` to a newer chart rolls the pods to the next image
 // while a key made before keeps logging in, and `helm uninstall` leaves nothing of vgate but the
 // CRD and its keys (crd.keep), and the Secrets `vgate certs` made, which go with the namespace.
+// Then, on the same node, with real cert-manager (v1.11.5, started next to the first install so
+// its start overlaps it): the chart's cert-manager mode, installed with docs/helm-chart.md's block,
+// issues every Certificate from its CAs, cainjector fills in the caBundles, kube-apiserver wired
+// with the CA cert-manager issued creates a key through the admission webhooks and logs it in, and
+// `helm test` passes.
 
 import assert from "node:assert/strict";
+import { X509Certificate } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parse as parseYaml } from "yaml";
+import { parseAllDocuments, parse as parseYaml } from "yaml";
+import { startCertManager } from "../support/cert-manager/cert-manager-rig.js";
+import {
+  CERT_MANAGER_SKIP_REASON,
+  HAVE_CERT_MANAGER,
+  certManagerParts,
+} from "../support/cert-manager/cert-manager-tier.js";
 import { HELM_NODE_SKIP_REASON, HAVE_HELM_NODE } from "../support/helm/helm-tier.js";
 import { installVgateWithHelm } from "../support/helm/helm-install.js";
 import { nodeImages } from "../support/node/cluster-tier.js";
@@ -53,9 +65,18 @@ const CRD = "ownedaccesskeys.management.loft.sh";
         .split("\n")
         .filter(Boolean);
 
+    /** cert-manager starting (or up) on the rig, for the certManager mode's tests at the end. */
+    let certManager: Promise<unknown> | undefined;
+
     before(async () => {
       const images = nodeImages();
       rig = await startNodeRig({ pause: images.pause, images: [images.test] });
+      if (HAVE_CERT_MANAGER) {
+        const t0 = Date.now();
+        certManager = startCertManager(rig, certManagerParts()).then(() => Date.now() - t0);
+        // Awaited by the certManager tests; a failure fails them, not the first install.
+        certManager.catch(() => undefined);
+      }
       install = await installVgateWithHelm(rig, images.vgate);
       console.log(
         `      (webhooks answered ${install.recoveryMs} ms after kube-apiserver's restart)`,
@@ -208,5 +229,138 @@ const CRD = "ownedaccesskeys.management.loft.sh";
       const crd = await rig.kubectl(["get", "crd", CRD]);
       assert.equal(crd.code, 1, "the CRD is gone");
     });
+
+    // After the uninstall above: nothing of vgate is left on the node. Mocha runs these after the
+    // tests above, on the same rig.
+    (HAVE_CERT_MANAGER ? describe : describe.skip)(
+      `certificates.mode=certManager, with real cert-manager${CERT_MANAGER_SKIP_REASON}`,
+      function () {
+        let cm: VgateInstall;
+        const cmSh = (script: string) => bash(script, cm.workDir, cm.env);
+        const get = async <T>(path: string): Promise<T> => {
+          const r = await rig.admin.request<T>("GET", path);
+          assert.equal(r.status, 200, `GET ${path}: ${JSON.stringify(r.body)}`);
+          return r.body;
+        };
+        const secret = async (name: string): Promise<Record<string, string>> => {
+          const s = await get<{ type: string; data: Record<string, string> }>(
+            `/api/v1/namespaces/${NS}/secrets/${name}`,
+          );
+          assert.equal(s.type, "kubernetes.io/tls", `${name} is a TLS Secret`);
+          return Object.fromEntries(
+            Object.entries(s.data).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]),
+          );
+        };
+
+        before(async () => {
+          const t0 = Date.now();
+          const startMs = await certManager;
+          const t1 = Date.now();
+          cm = await installVgateWithHelm(rig, nodeImages().vgate, {
+            certificates: "cert-manager",
+          });
+          console.log(
+            `      (cert-manager led ${String(startMs)} ms after its start, waited ${t1 - t0} ms ` +
+              `for it here; installed and wired ${Date.now() - t1} ms, webhooks answered ` +
+              `${cm.recoveryMs} ms after kube-apiserver's restart)`,
+          );
+        });
+
+        it("helm install: every Certificate of the release Ready, vgate-tls from the serving CA", async () => {
+          assert.match(cm.output, /STATUS: deployed/);
+          assert.match(cm.output, /condition met/);
+          assert.match(cm.output, /successfully rolled out/);
+          const certs = await get<{
+            items: {
+              metadata: { name: string; labels?: Record<string, string> };
+              status?: { conditions?: { type: string; status: string }[] };
+            }[];
+          }>(`/apis/cert-manager.io/v1/namespaces/${NS}/certificates`);
+          assert.deepEqual(certs.items.map((c) => c.metadata.name).sort(), [
+            "vgate-apiserver-client",
+            "vgate-apiserver-client-ca",
+            "vgate-serving",
+            "vgate-serving-ca",
+          ]);
+          for (const c of certs.items) {
+            assert.equal(c.metadata.labels?.["app.kubernetes.io/managed-by"], "Helm");
+            assert.ok(
+              (c.status?.conditions ?? []).some((x) => x.type === "Ready" && x.status === "True"),
+              `${c.metadata.name} is Ready`,
+            );
+          }
+          const tls = await secret("vgate-tls");
+          const ca = await secret("vgate-serving-ca");
+          const leaf = new X509Certificate(tls["tls.crt"]!);
+          const caCert = new X509Certificate(ca["tls.crt"]!);
+          assert.equal(tls["ca.crt"], ca["tls.crt"], "vgate-tls's ca.crt is the serving CA");
+          assert.ok(caCert.ca && !leaf.ca, "a CA and a leaf");
+          assert.ok(leaf.checkIssued(caCert) && leaf.verify(caCert.publicKey), "signed by it");
+          assert.deepEqual(leaf.subjectAltName?.split(", ").sort(), [
+            `DNS:vgate.${NS}.svc`,
+            `DNS:vgate.${NS}.svc.cluster.local`,
+          ]);
+          const client = await secret("vgate-apiserver-client");
+          assert.match(new X509Certificate(client["tls.crt"]!).subject, /^CN=kube-apiserver$/m);
+          assert.notEqual(client["ca.crt"], tls["ca.crt"], "the client CA is not the serving CA");
+          // kube-apiserver's restart (the wiring) can fail two readiness probes in a row; the
+          // kubelet reports that once the API server is back, and the next probe passes again.
+          await cmSh(
+            `kubectl -n ${NS} wait pod -l app.kubernetes.io/component=webhook ` +
+              "--for=condition=Ready --timeout=60s",
+          );
+          await assertReplicasReady(rig, nodeImages().vgate, 2);
+        });
+
+        it("cainjector puts the serving CA into every caBundle; the chart set none", async () => {
+          const ca = (await secret("vgate-tls"))["ca.crt"]!;
+          for (const kind of ["mutating", "validating"]) {
+            const config = await get<{
+              metadata: { annotations?: Record<string, string> };
+              webhooks: { name: string; clientConfig: { caBundle?: string } }[];
+            }>(
+              `/apis/admissionregistration.k8s.io/v1/${kind}webhookconfigurations/vgate-ownedaccesskeys`,
+            );
+            assert.equal(
+              config.metadata.annotations?.["cert-manager.io/inject-ca-from"],
+              `${NS}/vgate-serving`,
+            );
+            assert.ok(config.webhooks.length > 0);
+            for (const w of config.webhooks) {
+              const bundle = Buffer.from(w.clientConfig.caBundle ?? "", "base64").toString();
+              assert.equal(bundle, ca, `${kind}: ${w.name}'s caBundle`);
+            }
+          }
+          // The release's own webhook configurations have no caBundle, so an upgrade never blanks it.
+          const manifest = parseAllDocuments(
+            await cmSh(`helm get manifest vgate --namespace ${NS}`),
+          ).map((d) => d.toJS() as { kind?: string; webhooks?: { clientConfig: object }[] });
+          const configs = manifest.filter((o) => o.kind?.endsWith("WebhookConfiguration"));
+          assert.equal(configs.length, 2);
+          for (const o of configs) {
+            for (const w of o.webhooks ?? []) assert.ok(!("caBundle" in w.clientConfig));
+          }
+        });
+
+        it("kube-apiserver creates a key through the admission webhooks, and the key logs in", async () => {
+          await assertAdmissionThroughService(rig, cm.workDir);
+          await assertKeyLogin(rig, cm, "helm-cm-login");
+          const oak = await get<{ spec: { key?: string } }>(
+            "/apis/management.loft.sh/v1/ownedaccesskeys/helm-cm-login",
+          );
+          assert.match(oak.spec.key ?? "", /^sha256:/, "stored hashed by the mutating webhook");
+        });
+
+        it("helm test: the test Pod trusts the CA cert-manager issued, and gets 200", async () => {
+          const out = await cmSh(docBlock("# helm test:").join("\n"));
+          assert.match(out, /TEST SUITE:\s+vgate-test-readyz/);
+          assert.match(out, /Phase:\s+Succeeded/);
+          assert.match(
+            out,
+            /GET https:\/\/vgate\.vgate-system\.svc\/readyz \(\d+\.\d+\.\d+\.\d+\): 200/,
+          );
+        });
+      },
+    );
   },
 );

@@ -33,6 +33,10 @@ export const CLAIMS: readonly Claim[] = [
   { first: "# Renew vgate's serving certificate now.", test: "test/cluster/cert-manager.test.ts" },
   // docs/helm-chart.md
   { first: "# Install with Helm:", test: "test/support/helm/helm-install.ts" },
+  {
+    first: "# Install with Helm and cert-manager:",
+    test: "test/support/helm/helm-install.ts",
+  },
   { first: "# helm test:", test: "test/cluster/helm.test.ts" },
   { first: "# Upgrade with Helm:", test: "test/cluster/helm.test.ts" },
   { first: "# Uninstall with Helm:", test: "test/cluster/helm.test.ts" },

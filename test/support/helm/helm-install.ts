@@ -14,11 +14,14 @@ import {
   userEnv,
   userWorkDir,
   wireAndWait,
+  type Certificates,
   type VgateInstall,
 } from "../node/vgate-install.js";
 import { helmBinary, helmEnv } from "./helm-binary.js";
 
 export const HELM_INSTALL_FIRST_LINE = "# Install with Helm:";
+/** docs/helm-chart.md's install block with certificates.mode=certManager. */
+export const HELM_CERT_MANAGER_INSTALL_FIRST_LINE = "# Install with Helm and cert-manager:";
 
 /**
  * The environment of a user of this checkout with Helm: the rig's kubeconfig, the plugin and helm
@@ -43,11 +46,23 @@ export function helmUserEnv(rig: NodeRig, home: string): NodeJS.ProcessEnv {
   };
 }
 
-/** Installs vgate with docs/helm-chart.md's install block onto `rig`, and wires kube-apiserver. */
-export async function installVgateWithHelm(rig: NodeRig, image: RigImage): Promise<VgateInstall> {
+/**
+ * Installs vgate with docs/helm-chart.md's install block onto `rig`, or with
+ * `certificates: "cert-manager"` its cert-manager block (cert-manager must run), and wires
+ * kube-apiserver.
+ */
+export async function installVgateWithHelm(
+  rig: NodeRig,
+  image: RigImage,
+  opts: { certificates?: Certificates } = {},
+): Promise<VgateInstall> {
   await rig.loadImage(image);
   const workDir = userWorkDir(rig, ["charts"]);
   const env = helmUserEnv(rig, join(workDir, ".helm"));
-  const output = await bash(docBlock(HELM_INSTALL_FIRST_LINE).join("\n"), workDir, env, 600_000);
+  const first =
+    opts.certificates === "cert-manager"
+      ? HELM_CERT_MANAGER_INSTALL_FIRST_LINE
+      : HELM_INSTALL_FIRST_LINE;
+  const output = await bash(docBlock(first).join("\n"), workDir, env, 600_000);
   return { workDir, env, output, ...(await wireAndWait(rig)) };
 }

@@ -161,9 +161,7 @@ export async function installVgate(
  * After an install: kube-apiserver wired to the Service's ClusterIP (wireApiserver), and the wait
  * until its webhook calls reach a ready vgate again.
  */
-export async function wireAndWait(
-  rig: NodeRig,
-): Promise<{
+export async function wireAndWait(rig: NodeRig): Promise<{
   clusterIp: string;
   recoveryMs: number;
   apiserverArgs: readonly string[];
