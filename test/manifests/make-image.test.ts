@@ -29,7 +29,10 @@ describe("make image", function () {
   it("tags the image with package.json's version unless VERSION is given", async () => {
     const dry = await runIn("make", ["--no-print-directory", "-n", "image"]);
     assert.equal(dry.code, 0, dry.stderr);
-    const tag = /^docker build -t (.+) \.$/m.exec(dry.stdout)?.[1];
+    // The commit and build date go in as build arguments (build/build-info.mjs --build-args).
+    const tag = /^docker build \$\(node build\/build-info\.mjs --build-args\) -t (.+) \.$/m.exec(
+      dry.stdout,
+    )?.[1];
     assert.ok(tag, dry.stdout);
     // The tag as the recipe's shell expands it.
     assert.equal(
@@ -37,6 +40,9 @@ describe("make image", function () {
       `vgate:${packageVersion()}`,
     );
     const given = await runIn("make", ["--no-print-directory", "-n", "image", "VERSION=1.2.3"]);
-    assert.match(given.stdout, /^docker build -t vgate:1\.2\.3 \.$/m);
+    assert.match(
+      given.stdout,
+      /^docker build \$\(node build\/build-info\.mjs --build-args\) -t vgate:1\.2\.3 \.$/m,
+    );
   });
 });

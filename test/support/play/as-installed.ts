@@ -318,7 +318,13 @@ export async function checkKeyLogin(
   const disabled = await sh(`kubectl accesskey disable ${keyName}`, env);
   assert.equal(disabled.code, 0, disabled.err);
   try {
-    const first = await selfSubjectReview(parts, key);
+    // vgate's authorizer sees the disable through its watch, a moment after the write returns.
+    const first = await untilValue(
+      "a disabled key refused",
+      () => selfSubjectReview(parts, key),
+      (r) => r.status !== 201,
+      5_000,
+    );
     assertRefused(first, [401, 403], "a disabled key");
     const who = await sh(`kubectl --kubeconfig ${keyKubeconfig} auth whoami`, env);
     assert.equal(who.code, 1, who.out);
