@@ -26,9 +26,11 @@ function fail(message) {
   process.exit(1);
 }
 
+// --no-optional-locks: `git status` would otherwise rewrite the index to refresh it, and the
+// index is a prerequisite of the build information (Makefile): a build would make itself stale.
 function git(args) {
   try {
-    return execFileSync("git", ["-C", repo, ...args], {
+    return execFileSync("git", ["--no-optional-locks", "-C", repo, ...args], {
       encoding: "utf8",
       stdio: ["ignore", "pipe", "ignore"],
     });

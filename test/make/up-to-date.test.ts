@@ -4,13 +4,31 @@
 // and `make test` compiles from an empty dist/ before mocha runs.
 
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repoRoot } from "../support/fixtures.js";
 import { runIn } from "../manifests/make.js";
 
 /** The commands `make -n -W changed target…` prints, one string. */
+/** Runs a command in `cwd`, outside the repository. */
+function runOutside(cmd: string, args: string[], cwd: string) {
+  return new Promise<{ code: number; stderr: string }>((resolve) =>
+    execFile(cmd, args, { cwd, timeout: 60_000 }, (err, _stdout, stderr) =>
+      resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stderr }),
+    ),
+  );
+}
+
 async function wouldRun(changed: string, ...targets: string[]): Promise<string> {
   const r = await runIn("make", ["-n", "--no-print-directory", "-W", changed, ...targets]);
   assert.equal(r.code, 0, r.stderr);
@@ -35,6 +53,19 @@ function webhookSources(): { shared: string; serverOnly: string } {
   assert.ok(shared && serverOnly, "no shared or no server-only webhook source found");
   return { shared, serverOnly };
 }
+
+// Run by make test (make sets MAKELEVEL), before anything here builds: make test's own steps left
+// the plugin bundle up to date, so the tests that run make never rebuild it under each other.
+const byMake = Boolean(process.env["MAKELEVEL"]);
+describe("make test", () => {
+  (byMake ? it : it.skip)(
+    `leaves the plugin bundle up to date for the tests${byMake ? "" : " (skipped: not run by make test)"}`,
+    async () => {
+      const r = await runIn("make", ["-q", "plugin-bundle"]);
+      assert.equal(r.code, 0, "make -q plugin-bundle: out of date while make test runs");
+    },
+  );
+});
 
 describe("make: up to date means nothing to do", function () {
   this.timeout(600_000);
@@ -109,15 +140,36 @@ describe("make: up to date means nothing to do", function () {
     assert.ok(!existsSync(stray) && !existsSync(`${stray}.map`), "the stale output is still there");
   });
 
-  it("make test empties dist/ before it compiles and runs mocha", async () => {
+  it("make test empties dist/ but for the build information, before it compiles and runs mocha", async () => {
     const r = await runIn("make", ["-n", "--no-print-directory", "test"]);
     assert.equal(r.code, 0, r.stderr);
     const lines = r.stdout.split("\n");
-    const clean = lines.indexOf("rm -rf dist");
+    const clean = lines.findIndex((l) => /\bdist\b/.test(l) && /\brm -rf\b/.test(l));
     const firstMocha = lines.findIndex((l) => /\/mocha\b/.test(l));
-    assert.ok(
-      clean >= 0 && firstMocha > clean,
-      `rm -rf dist does not come before mocha:\n${r.stdout}`,
-    );
+    assert.ok(clean >= 0 && firstMocha > clean, `no clean of dist/ before mocha:\n${r.stdout}`);
+    // Run that line on a scratch dist/: everything goes but what the plugin bundle depends on.
+    const scratch = mkdtempSync(join(tmpdir(), "vgate-clean-dist-"));
+    try {
+      for (const d of ["dist/test/make", "dist/webhook"])
+        mkdirSync(join(scratch, d), { recursive: true });
+      for (const f of [
+        "dist/test/make/x.js",
+        "dist/.tsc-stamp",
+        "dist/build-info.json",
+        "dist/.build-info-stamp",
+      ])
+        writeFileSync(join(scratch, f), "x\n");
+      const ran = await runOutside("bash", ["-c", lines[clean]!], scratch);
+      assert.equal(ran.code, 0, ran.stderr);
+      assert.deepEqual(readdirSync(join(scratch, "dist")).sort(), [
+        ".build-info-stamp",
+        "build-info.json",
+      ]);
+      rmSync(join(scratch, "dist"), { recursive: true });
+      const none = await runOutside("bash", ["-c", lines[clean]!], scratch);
+      assert.equal(none.code, 0, `with no dist/: ${none.stderr}`);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
   });
 });

@@ -31,7 +31,7 @@ interface Run {
 }
 
 (HAVE_KUBE ? describe : describe.skip)(`vgate sync signals${KUBE_SKIP_REASON}`, function () {
-  this.timeout(60_000);
+  this.timeout(120_000);
   let cluster: VgateCluster;
   let dir: string;
   const suffix = randomBytes(3).toString("hex");
@@ -88,11 +88,31 @@ interface Run {
     } as KubeObject);
   }
 
-  const reconciling = (run: Run, name: string) =>
-    until(
-      () => run.out().includes(`"endpoints":"${virtualNs}/${name}","msg":"reconciling"`),
-      `a reconcile of ${name} in flight`,
-    );
+  /**
+   * Waits for the reconcile of `name` to start. Generous (the machine may be busy with other test
+   * files); a process that exits first fails at once, and a failure shows what it printed.
+   */
+  async function reconciling(run: Run, name: string): Promise<void> {
+    let exited: number | null | undefined;
+    void run.exited.then((code) => (exited = code));
+    try {
+      await until(
+        () => {
+          assert.equal(
+            exited,
+            undefined,
+            `vgate sync exited (${exited}) before reconciling ${name}`,
+          );
+          return run.out().includes(`"endpoints":"${virtualNs}/${name}","msg":"reconciling"`);
+        },
+        `a reconcile of ${name} in flight`,
+        45_000,
+      );
+    } catch (err) {
+      (err as Error).message += `\nvgate sync printed:\n${run.out().slice(-4000)}`;
+      throw err;
+    }
+  }
 
   before(async () => {
     cluster = await sharedCluster();
