@@ -171,6 +171,7 @@ lint: deps
 	$(NODE_BIN)/eslint .
 	$(NODE_BIN)/prettier --check .
 	$(NODE_BIN)/depcruise --config .dependency-cruiser.mjs webhook plugin/src test
+	bash scripts/check-commits.sh
 
 # Starts `vgate serve --dev` on https://localhost:8443 with a self-signed certificate; it prints
 # the URL and a curl line that sends the sample AdmissionReview.
