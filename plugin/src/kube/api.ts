@@ -6,12 +6,12 @@ import {
   KubeTransport,
   TransportError,
   type KubeResponse,
-} from "../../../webhook/src/kube/transport.js";
+} from "../../../webhook/src/shared/transport.js";
 import {
   resourceIdentity,
   type ResourceIdentity,
-} from "../../../webhook/src/api/ownedaccesskey.js";
-import { KubeError } from "../../../webhook/src/api/status.js";
+} from "../../../webhook/src/shared/ownedaccesskey.js";
+import { KubeError } from "../../../webhook/src/shared/status.js";
 import { goDuration } from "./go-duration.js";
 import { kubeconfigFix, systemErrorIn, systemErrorSentence } from "../os/system-errors.js";
 import { ConnectionError, KubeconfigError, ResourceTypeError, serverError } from "./errors.js";

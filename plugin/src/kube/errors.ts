@@ -2,7 +2,7 @@
 // carries the answer's metav1.Status), no answer at all, or a kubeconfig that cannot be used.
 // cli/errors.ts prints them the way kubectl does.
 
-import { KubeError, type StatusReason } from "../../../webhook/src/api/status.js";
+import { KubeError, type StatusReason } from "../../../webhook/src/shared/status.js";
 
 /** A kubeconfig (or a connection flag) that cannot be used. */
 export class KubeconfigError extends Error {

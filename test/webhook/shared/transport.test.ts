@@ -3,8 +3,8 @@
 // SelfSubjectAccessReview).
 
 import assert from "node:assert/strict";
-import { KubeTransport } from "../../../webhook/src/kube/transport.js";
-import { loadKubeConfig } from "../../../webhook/src/kube/kubeconfig.js";
+import { KubeTransport } from "../../../webhook/src/shared/transport.js";
+import { loadKubeConfig } from "../../../webhook/src/shared/kubeconfig.js";
 import { sharedCluster, type VgateCluster } from "../../support/cluster.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
 import { serviceAccountWith, type TestServiceAccount } from "../../support/kube/service-account.js";

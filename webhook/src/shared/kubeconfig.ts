@@ -4,7 +4,7 @@
 
 import { readFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
-import { cannotRead, fileErrorReason } from "../files/file-error.js";
+import { cannotRead, fileErrorReason } from "./file-error.js";
 import { homedir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { isIPv6 } from "node:net";

@@ -6,7 +6,7 @@
 // KubeConfig.applyToHTTPSOptions does.
 
 import { readFileSync } from "node:fs";
-import { cannotRead } from "../files/file-error.js";
+import { cannotRead } from "./file-error.js";
 import http from "node:http";
 import type https from "node:https";
 import { isAbsolute, join } from "node:path";

@@ -1,8 +1,8 @@
 // The KubeError of an error answer from kube-apiserver: its metav1.Status as it is, or, for a body
 // that is no Status, client-go's generic reason for the code (apierrors.NewGenericServerResponse).
 
-import type { StatusCause } from "../api/field-errors.js";
-import { KubeError, type StatusDetails, type StatusReason } from "../api/status.js";
+import type { StatusCause } from "./field-errors.js";
+import { KubeError, type StatusDetails, type StatusReason } from "./status.js";
 import type { KubeResponse } from "./transport.js";
 
 const REASONS: Record<number, StatusReason> = {

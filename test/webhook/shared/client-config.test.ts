@@ -6,8 +6,8 @@ import { createServer, connect, type Server, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
-import { ClientConfig } from "../../../webhook/src/kube/client-config.js";
-import { KubeTransport } from "../../../webhook/src/kube/transport.js";
+import { ClientConfig } from "../../../webhook/src/shared/client-config.js";
+import { KubeTransport } from "../../../webhook/src/shared/transport.js";
 import { repoRoot } from "../../support/fixtures.js";
 import { sharedCluster, type VgateCluster } from "../../support/cluster.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
@@ -209,7 +209,7 @@ describe("ClientConfig", () => {
     // every major GC of the webhook would walk. Loading the serve code and a kubeconfig must not.
     const script = `
       const rt = await import(${JSON.stringify(join(repoRoot, "dist/webhook/src/cli/serve-runtime.js"))});
-      const kc = await import(${JSON.stringify(join(repoRoot, "dist/webhook/src/kube/kubeconfig.js"))});
+      const kc = await import(${JSON.stringify(join(repoRoot, "dist/webhook/src/shared/kubeconfig.js"))});
       void rt;
       await kc.loadKubeConfig({ allowMissing: true, env: {} });
       globalThis.gc();

@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "mocha";
-import { answerError } from "../../../webhook/src/kube/answer-error.js";
+import { answerError } from "../../../webhook/src/shared/answer-error.js";
 
 const status = (details: unknown) => ({
   kind: "Status",
@@ -15,7 +15,7 @@ const status = (details: unknown) => ({
   code: 404,
 });
 
-describe("kube/answer-error", () => {
+describe("shared/answer-error", () => {
   it("keeps a Status answer's code, reason, message and details", () => {
     const err = answerError({
       status: 404,
