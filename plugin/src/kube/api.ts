@@ -12,9 +12,10 @@ import {
   type ResourceIdentity,
 } from "../../../webhook/src/shared/ownedaccesskey.js";
 import { KubeError } from "../../../webhook/src/shared/status.js";
+import { statusError } from "../../../webhook/src/shared/answer-error.js";
 import { goDuration } from "./go-duration.js";
 import { kubeconfigFix, systemErrorIn, systemErrorSentence } from "../os/system-errors.js";
-import { ConnectionError, KubeconfigError, ResourceTypeError, serverError } from "./errors.js";
+import { ConnectionError, KubeconfigError, ResourceTypeError } from "./errors.js";
 import type { Connection } from "./connect.js";
 
 /** An object as the API returns it. */
@@ -192,7 +193,7 @@ export class AccessKeyApi {
       const missing = await this.missingResourceType();
       if (missing) throw missing;
     }
-    throw serverError(res.status, res.body);
+    throw statusError(res.status, res.body);
   }
 
   /**
