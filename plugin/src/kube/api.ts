@@ -255,8 +255,9 @@ function namesAnObject(body: unknown): boolean {
   return typeof details?.name === "string" && details.name !== "";
 }
 
+/** The plugin's error for a request that got no answer, by the TransportError's `failure`. */
 function connectionError(err: TransportError, server: string): Error {
-  const message = err.message.replace(/^API server unreachable: /, "");
+  const message = err.detail;
   if (err.failure === "Kubeconfig") {
     // A file the kubeconfig names (a CA, a client certificate, a credential plugin) in words.
     const system = systemErrorIn(err.cause);
