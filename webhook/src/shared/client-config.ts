@@ -1,9 +1,10 @@
 // A kubeconfig and the connection settings it gives: what vgate needs from client-node's
 // KubeConfig, without loading it. client-node's package entry (and config.js itself) imports the
 // generated API clients, which cost about 70 MB of resident memory and 28 MB of live heap; a
-// webhook pays for that heap on every major GC. This uses client-node's own kubeconfig parsers and
-// authenticators (exec plugins, token files, OIDC, Azure, GCP), and applies them the way
-// KubeConfig.applyToHTTPSOptions does.
+// webhook pays for that heap on every major GC. The entries are read by kubeconfig-entries.ts and
+// token files by TokenFileAuth below (what the webhook uses in a pod); client-node's authenticators
+// for exec plugins, OIDC, Azure and GCP are loaded only for a user that needs one. All of it is
+// applied the way KubeConfig.applyToHTTPSOptions does.
 
 import { readFileSync } from "node:fs";
 import { cannotRead } from "./file-error.js";
@@ -11,11 +12,16 @@ import http from "node:http";
 import type https from "node:https";
 import { isAbsolute, join } from "node:path";
 import type { Cluster, Context, User } from "@kubernetes/client-node";
-import type { Authenticator } from "@kubernetes/client-node/dist/auth.js";
-import { newClusters, newContexts, newUsers } from "@kubernetes/client-node/dist/config_types.js";
 import { parseKubeconfigText } from "./kubeconfig-document.js";
+import { clustersOf, contextsOf, usersOf } from "./kubeconfig-entries.js";
 
 export type { Cluster, Context, User };
+
+/** What client-node's authenticators do (its auth.ts Authenticator), as this file uses them. */
+interface Authenticator {
+  isAuthProvider(user: User): boolean;
+  applyAuthentication(user: User, opts: https.RequestOptions): Promise<void>;
+}
 
 export class ClientConfig {
   clusters: Cluster[] = [];
@@ -23,6 +29,7 @@ export class ClientConfig {
   contexts: Context[] = [];
   currentContext = "";
   private authenticators: Promise<Authenticator[]> | undefined;
+  private readonly tokenFile = new TokenFileAuth();
 
   /**
    * Parses kubeconfig YAML (or JSON) with client-node's rules for each entry. A text that is not
@@ -31,9 +38,9 @@ export class ClientConfig {
   loadFromString(text: string): void {
     // kubectl reads kubeconfig as YAML 1.1 (go-yaml), so `yes` and `no` are booleans there too.
     const obj = parseKubeconfigText(text);
-    this.clusters = newClusters(obj["clusters"]);
-    this.contexts = newContexts(obj["contexts"]);
-    this.users = newUsers(obj["users"]);
+    this.clusters = clustersOf(obj["clusters"]);
+    this.contexts = contextsOf(obj["contexts"]);
+    this.users = usersOf(obj["users"]);
     const current = obj["current-context"];
     this.currentContext = typeof current === "string" ? current : "";
   }
@@ -96,7 +103,9 @@ export class ClientConfig {
     const headers = (opts.headers ??= {}) as Record<string, string>;
     if (user.impersonateUser) headers["Impersonate-User"] = user.impersonateUser;
     if (user.exec || user.authProvider) {
-      const found = (await this.loadAuthenticators()).find((a) => a.isAuthProvider(user));
+      const found = onlyTokenFile(user)
+        ? this.tokenFile
+        : (await this.loadAuthenticators()).find((a) => a.isAuthProvider(user));
       if (found) await found.applyAuthentication(user, opts);
     }
     if (user.token) headers["Authorization"] = `Bearer ${user.token}`;
@@ -110,10 +119,47 @@ export class ClientConfig {
         (m) => new m.GoogleCloudPlatformAuth(),
       ),
       import("@kubernetes/client-node/dist/exec_auth.js").then((m) => new m.ExecAuth()),
-      import("@kubernetes/client-node/dist/file_auth.js").then((m) => new m.FileAuth()),
+      this.tokenFile,
       import("@kubernetes/client-node/dist/oidc_auth.js").then((m) => new m.OpenIDConnectAuth()),
     ]);
     return this.authenticators;
+  }
+}
+
+/**
+ * A user only the token file provider takes: client-node asks its authenticators in the order
+ * Azure, GCP, exec, token file, OIDC, and the first three do not claim this user.
+ */
+function onlyTokenFile(user: User): boolean {
+  const provider = user.authProvider as
+    { name?: unknown; config?: { tokenFile?: unknown; exec?: unknown } } | null | undefined;
+  if (user.exec || !provider?.config?.tokenFile || provider.config.exec) return false;
+  return provider.name !== "azure" && provider.name !== "gcp" && provider.name !== "exec";
+}
+
+/**
+ * The token of `authProvider.config.tokenFile`, read again when a minute old, as client-go and
+ * client-node's FileAuth do: a projected service-account token rotates under us.
+ */
+class TokenFileAuth implements Authenticator {
+  private token: string | null = null;
+  private readAt = 0;
+
+  isAuthProvider(user: User): boolean {
+    return Boolean(
+      (user.authProvider as { config?: { tokenFile?: unknown } } | null)?.config?.tokenFile,
+    );
+  }
+
+  applyAuthentication(user: User, opts: https.RequestOptions): Promise<void> {
+    const file = (user.authProvider as { config: { tokenFile: string } }).config.tokenFile;
+    if (this.token === null || Date.now() - this.readAt > 60_000) {
+      this.token = readFileSync(file).toString("utf-8");
+      this.readAt = Date.now();
+    }
+    if (this.token)
+      (opts.headers as Record<string, string>)["Authorization"] = `Bearer ${this.token}`;
+    return Promise.resolve();
   }
 }
 
