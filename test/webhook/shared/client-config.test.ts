@@ -157,6 +157,18 @@ describe("ClientConfig", () => {
       }
     });
 
+    it("an OIDC auth provider (through client-node's public KubeConfig)", async () => {
+      const part = (o: object) => Buffer.from(JSON.stringify(o)).toString("base64url");
+      const exp = Math.floor(Date.now() / 1000) + 3600;
+      const idToken = `${part({ alg: "none" })}.${part({ exp, sub: "u" })}.sig`;
+      const oidc = `    auth-provider:\n      name: oidc\n      config: {client-id: c, idp-issuer-url: 'https://issuer.invalid', id-token: '${idToken}'}`;
+      const [theirs, ours] = await applyBoth(kubeconfig(oidc));
+      assert.deepEqual(ours, theirs);
+      assert.deepEqual((ours as { headers: object }).headers, {
+        Authorization: `Bearer ${idToken}`,
+      });
+    });
+
     it("a token file (the in-cluster provider) and an exec credential plugin", async () => {
       writeFileSync(join(dir, "token"), "from-file\n");
       const file = `    auth-provider:\n      name: tokenFile\n      config: {tokenFile: ${join(dir, "token")}}`;

@@ -1,19 +1,20 @@
 // A kubeconfig and the connection settings it gives: what vgate needs from client-node's
 // KubeConfig, without loading it. client-node's package entry (and config.js itself) imports the
 // generated API clients, which cost about 70 MB of resident memory and 28 MB of live heap; a
-// webhook pays for that heap on every major GC. The entries are read by kubeconfig-entries.ts and
-// token files by TokenFileAuth below (what the webhook uses in a pod); client-node's authenticators
-// for exec plugins, OIDC, Azure and GCP are loaded only for a user that needs one. All of it is
-// applied the way KubeConfig.applyToHTTPSOptions does.
+// webhook pays for that heap on every major GC. The entries are read by kubeconfig-entries.ts,
+// exec plugins run by exec-credential.ts and token files (what the webhook uses in a pod) read by
+// TokenFileAuth below; only the legacy Azure, GCP and OIDC auth providers load client-node's
+// public KubeConfig. All of it is applied the way KubeConfig.applyToHTTPSOptions does.
 
 import { readFileSync } from "node:fs";
 import { cannotRead } from "./file-error.js";
 import http from "node:http";
 import type https from "node:https";
 import { isAbsolute, join } from "node:path";
-import type { Cluster, Context, User } from "@kubernetes/client-node";
+import type { Cluster, Context, KubeConfig, User } from "@kubernetes/client-node";
 import { parseKubeconfigText } from "./kubeconfig-document.js";
 import { clustersOf, contextsOf, usersOf } from "./kubeconfig-entries.js";
+import { ExecCredentialAuth } from "./exec-credential.js";
 
 export type { Cluster, Context, User };
 
@@ -28,8 +29,9 @@ export class ClientConfig {
   users: User[] = [];
   contexts: Context[] = [];
   currentContext = "";
-  private authenticators: Promise<Authenticator[]> | undefined;
+  private readonly exec = new ExecCredentialAuth();
   private readonly tokenFile = new TokenFileAuth();
+  private readonly legacy = new LegacyAuthProvider();
 
   /**
    * Parses kubeconfig YAML (or JSON) with client-node's rules for each entry. A text that is not
@@ -103,38 +105,24 @@ export class ClientConfig {
     const headers = (opts.headers ??= {}) as Record<string, string>;
     if (user.impersonateUser) headers["Impersonate-User"] = user.impersonateUser;
     if (user.exec || user.authProvider) {
-      const found = onlyTokenFile(user)
-        ? this.tokenFile
-        : (await this.loadAuthenticators()).find((a) => a.isAuthProvider(user));
-      if (found) await found.applyAuthentication(user, opts);
+      await this.authenticator(user)?.applyAuthentication(user, opts);
     }
     if (user.token) headers["Authorization"] = `Bearer ${user.token}`;
   }
 
-  /** client-node's authenticators in its order, loaded the first time a user needs one. */
-  private loadAuthenticators(): Promise<Authenticator[]> {
-    this.authenticators ??= Promise.all([
-      import("@kubernetes/client-node/dist/azure_auth.js").then((m) => new m.AzureAuth()),
-      import("@kubernetes/client-node/dist/gcp_auth.js").then(
-        (m) => new m.GoogleCloudPlatformAuth(),
-      ),
-      import("@kubernetes/client-node/dist/exec_auth.js").then((m) => new m.ExecAuth()),
-      this.tokenFile,
-      import("@kubernetes/client-node/dist/oidc_auth.js").then((m) => new m.OpenIDConnectAuth()),
-    ]);
-    return this.authenticators;
+  /**
+   * The authenticator for a user, in client-node's order: Azure, GCP, exec, token file, OIDC. Exec
+   * plugins and token files are ours; the legacy auth providers go through client-node's public
+   * KubeConfig, loaded only for a user that names one.
+   */
+  private authenticator(user: User): Authenticator | undefined {
+    const name = (user.authProvider as { name?: unknown } | null | undefined)?.name;
+    if (name === "azure" || name === "gcp") return this.legacy;
+    if (this.exec.isAuthProvider(user)) return this.exec;
+    if (this.tokenFile.isAuthProvider(user)) return this.tokenFile;
+    if (name === "oidc") return this.legacy;
+    return undefined;
   }
-}
-
-/**
- * A user only the token file provider takes: client-node asks its authenticators in the order
- * Azure, GCP, exec, token file, OIDC, and the first three do not claim this user.
- */
-function onlyTokenFile(user: User): boolean {
-  const provider = user.authProvider as
-    { name?: unknown; config?: { tokenFile?: unknown; exec?: unknown } } | null | undefined;
-  if (user.exec || !provider?.config?.tokenFile || provider.config.exec) return false;
-  return provider.name !== "azure" && provider.name !== "gcp" && provider.name !== "exec";
 }
 
 /**
@@ -160,6 +148,34 @@ class TokenFileAuth implements Authenticator {
     if (this.token)
       (opts.headers as Record<string, string>)["Authorization"] = `Bearer ${this.token}`;
     return Promise.resolve();
+  }
+}
+
+/**
+ * The Azure, GCP and OIDC auth providers (long deprecated in kubectl), through client-node's public
+ * KubeConfig: its package entry costs seconds and tens of MB to load, so only a user that names
+ * one of them pays for it. One KubeConfig keeps their state (refreshed tokens) between calls.
+ */
+class LegacyAuthProvider implements Authenticator {
+  private kc: Promise<KubeConfig> | undefined;
+
+  isAuthProvider(user: User): boolean {
+    const name = (user.authProvider as { name?: unknown } | null | undefined)?.name;
+    return name === "azure" || name === "gcp" || name === "oidc";
+  }
+
+  async applyAuthentication(user: User, opts: https.RequestOptions): Promise<void> {
+    this.kc ??= import("@kubernetes/client-node").then((m) => new m.KubeConfig());
+    const kc = await this.kc;
+    kc.loadFromClusterAndUser(
+      { name: "auth", server: "https://auth.invalid", skipTLSVerify: false },
+      user,
+    );
+    // Only the header the provider sets: TLS and the rest are applied by ClientConfig itself.
+    const scratch: https.RequestOptions = {};
+    await kc.applyToHTTPSOptions(scratch);
+    const auth = (scratch.headers as Record<string, string> | undefined)?.["Authorization"];
+    if (auth) (opts.headers as Record<string, string>)["Authorization"] = auth;
   }
 }
 
