@@ -5,7 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AuthenticationV1Api } from "@kubernetes/client-node";
-import type { ObjectMeta, OwnedAccessKey } from "../../webhook/src/api/ownedaccesskey.js";
+import type { ObjectMeta, OwnedAccessKey } from "../../webhook/src/shared/ownedaccesskey.js";
 import { Cleanup } from "./cleanup.js";
 import { startContractCluster, type ContractCluster } from "./cluster.js";
 import { KeyClient, keyManifest, type StoredKey } from "./keys.js";

@@ -2,7 +2,7 @@
 // sent, so any field may hold any JSON type. A wrong type becomes a TypeInvalid field error worded
 // like the CRD schema validator's (`must be of type string`); it never throws.
 
-import { OMIT_VALUE, typeInvalid, type FieldError } from "../api/field-errors.js";
+import { OMIT_VALUE, typeInvalid, type FieldError } from "../shared/field-errors.js";
 
 export type JsonObject = Record<string, unknown>;
 export type JsonType = "string" | "boolean" | "integer" | "array" | "object";
@@ -17,16 +17,6 @@ export function isObject(value: unknown): value is JsonObject {
 /** An own property only: `__proto__`, `constructor` and other prototype members never count. */
 export function own(obj: JsonObject, key: string): unknown {
   return Object.hasOwn(obj, key) ? obj[key] : undefined;
-}
-
-/** `obj.a.b…` through own properties of plain objects; undefined when any step is missing. */
-export function ownPath(obj: unknown, keys: readonly string[]): unknown {
-  let current = obj;
-  for (const key of keys) {
-    if (!isObject(current)) return undefined;
-    current = own(current, key);
-  }
-  return current;
 }
 
 /**
