@@ -34,11 +34,11 @@ export default {
       name: "sandbox-through-patch-runner",
       severity: "error",
       comment:
-        "The sandbox pool is started by cli/patch-runner.ts and driven by applyGuardedPatches; " +
+        "The sandbox pool is started by sync/patch-runner.ts and driven by applyGuardedPatches; " +
         "only `vgate bench` (which measures the bare engine) drives it directly.",
       from: {
         path: "^webhook/src/",
-        pathNot: "^webhook/src/(patches/sandbox/|cli/patch-runner\\.ts$|cli/bench\\.ts$)",
+        pathNot: "^webhook/src/(patches/sandbox/|sync/patch-runner\\.ts$|cli/bench\\.ts$)",
       },
       to: { path: "^webhook/src/patches/sandbox/pool\\.ts$" },
     },
