@@ -1,6 +1,11 @@
 // `make lint`'s dependency check (dependency-cruiser). It reads the TypeScript sources before
 // compilation (tsPreCompilationDeps), so `import type` and `import("…").T` count: a cycle of types
 // only is still a cycle for a reader, and the compiler erases it too late to help the design.
+
+// The kube/ modules that the generic controller parts may use besides their own folder: API access
+// (the transport and its answers), no domain.
+const GENERIC_KUBE_MODULES = ["transport\\.ts$", "fail-closed\\.ts$"];
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {
   forbidden: [
@@ -41,6 +46,21 @@ export default {
         pathNot: "^webhook/src/(patches/sandbox/|sync/patch-runner\\.ts$|cli/bench\\.ts$)",
       },
       to: { path: "^webhook/src/patches/sandbox/pool\\.ts$" },
+    },
+    {
+      name: "generic-controller-parts",
+      severity: "error",
+      comment:
+        "kube/controller/ holds the controller machinery that knows no domain (watch cache, work " +
+        "queue, leader election, event recorder, config watcher, probe server), as client-go keeps " +
+        "tools/cache, util/workqueue, tools/leaderelection and tools/record apart. It may import " +
+        "only itself, Node's modules, npm packages and the generic kube/ modules named here; a " +
+        "controller passes its domain in (a key, a path, a callback).",
+      from: { path: "^webhook/src/kube/controller/" },
+      to: {
+        dependencyTypesNot: ["core"],
+        pathNot: `^(node_modules/|webhook/src/kube/(controller/|${GENERIC_KUBE_MODULES.join("|")}))`,
+      },
     },
   ],
   options: {
