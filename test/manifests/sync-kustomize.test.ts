@@ -22,7 +22,7 @@ import { parseSyncArgs } from "../../webhook/src/cli/sync-options.js";
 import {
   startController,
   type RunningController,
-} from "../../webhook/src/sync/controller/start.js";
+} from "../../webhook/src/sync/controller/controller.js";
 import type { SyncOptions } from "../../webhook/src/sync/controller/options.js";
 import { createLogger } from "../../webhook/src/server/logger.js";
 import { sharedCluster, type VgateCluster } from "../support/cluster.js";

@@ -18,7 +18,7 @@ import { createLogger } from "../../../../webhook/src/server/logger.js";
 import {
   startController,
   type RunningController,
-} from "../../../../webhook/src/sync/controller/start.js";
+} from "../../../../webhook/src/sync/controller/controller.js";
 import { sharedCluster, type VgateCluster } from "../../../support/cluster.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../../support/kube/binaries.js";
 import { waitForAccess } from "../../../support/kube/rbac.js";

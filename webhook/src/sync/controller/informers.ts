@@ -1,4 +1,4 @@
-// The controller's informers (kube/controller/watch-cache.ts) and how their events become queue keys:
+// The controller's informers (kube/watch-cache.ts) and how their events become queue keys:
 // - virtual Endpoints, all namespaces: their own namespace/name;
 // - virtual Services, all namespaces: the Endpoints of the same namespace/name (so Endpoints made
 //   before their Service are synced once it appears, vcluster#2719);
