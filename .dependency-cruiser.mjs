@@ -1,6 +1,11 @@
 // `make lint`'s dependency check (dependency-cruiser). It reads the TypeScript sources before
 // compilation (tsPreCompilationDeps), so `import type` and `import("…").T` count: a cycle of types
 // only is still a cycle for a reader, and the compiler erases it too late to help the design.
+
+// The modules of webhook/src/ that the generic controller parts may use besides their own folder:
+// API access (the transport and its answers), no domain.
+const GENERIC_MODULES = ["shared/transport\\.ts$", "shared/json\\.ts$", "kube/fail-closed\\.ts$"];
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {
   forbidden: [
@@ -53,13 +58,28 @@ export default {
       name: "sandbox-through-patch-runner",
       severity: "error",
       comment:
-        "The sandbox pool is started by cli/patch-runner.ts and driven by applyGuardedPatches; " +
+        "The sandbox pool is started by sync/patch-runner.ts and driven by applyGuardedPatches; " +
         "only `vgate bench` (which measures the bare engine) drives it directly.",
       from: {
         path: "^webhook/src/",
-        pathNot: "^webhook/src/(patches/sandbox/|cli/patch-runner\\.ts$|cli/bench\\.ts$)",
+        pathNot: "^webhook/src/(patches/sandbox/|sync/patch-runner\\.ts$|cli/bench\\.ts$)",
       },
       to: { path: "^webhook/src/patches/sandbox/pool\\.ts$" },
+    },
+    {
+      name: "generic-controller-parts",
+      severity: "error",
+      comment:
+        "kube/controller/ holds the controller machinery that knows no domain (watch cache, work " +
+        "queue, leader election, event recorder, config watcher, probe server, metrics), as " +
+        "client-go keeps tools/cache, util/workqueue, tools/leaderelection and tools/record " +
+        "apart. It may import only itself, Node's modules, npm packages and GENERIC_MODULES; a " +
+        "controller passes its domain in (a key, a path, a name, a callback).",
+      from: { path: "^webhook/src/kube/controller/" },
+      to: {
+        dependencyTypesNot: ["core"],
+        pathNot: `^(node_modules/|webhook/src/(kube/controller/|${GENERIC_MODULES.join("|")}))`,
+      },
     },
   ],
   options: {

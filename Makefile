@@ -274,11 +274,13 @@ image:
 	docker build $$(node build/build-info.mjs --build-args) -t vgate:$(or $(VERSION),$$(node -p 'require("./package.json").version')) .
 
 # docs/cli.md from the commands' --help (test/readme/cli-reference.test.ts checks it is current), and
-# docs/architecture.svg from docs/architecture.dot when Graphviz's dot is installed.
+# docs/architecture.svg and docs/layout.svg from their .dot sources when Graphviz's dot is installed.
 docs: build
 	node dist/test/support/cli-reference.js docs/cli.md
-	@if command -v dot >/dev/null; then dot -Tsvg docs/architecture.dot -o docs/architecture.svg && echo "wrote docs/architecture.svg"; \
-	else echo "not rendering docs/architecture.svg: Graphviz's dot is not installed (apt-get install graphviz)"; fi
+	@for pic in architecture layout; do \
+	  if command -v dot >/dev/null; then dot -Tsvg docs/$$pic.dot -o docs/$$pic.svg && echo "wrote docs/$$pic.svg"; \
+	  else echo "not rendering docs/$$pic.svg: Graphviz's dot is not installed (apt-get install graphviz)"; fi; \
+	done
 
 clean:
 	rm -rf dist plugin/dist

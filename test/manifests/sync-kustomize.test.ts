@@ -18,8 +18,12 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { parseAllDocuments, parse as parseYaml } from "yaml";
 import { STOP_AFTER_TIMEOUT_MS } from "../../webhook/src/cli/sync.js";
-import { startController, type RunningController } from "../../webhook/src/cli/sync-controller.js";
-import { parseSyncArgs, type SyncOptions } from "../../webhook/src/cli/sync-options.js";
+import { parseSyncArgs } from "../../webhook/src/cli/sync-options.js";
+import {
+  startController,
+  type RunningController,
+} from "../../webhook/src/sync/controller/controller.js";
+import type { SyncOptions } from "../../webhook/src/sync/controller/options.js";
 import { createLogger } from "../../webhook/src/server/logger.js";
 import { sharedCluster, type VgateCluster } from "../support/cluster.js";
 import { repoFile, repoRoot } from "../support/fixtures.js";
@@ -411,8 +415,8 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
         const get = obj(obj(c[probe], probe).httpGet, `${probe}.httpGet`);
         assert.deepEqual(get, { port: "probes", path }, probe);
       }
-      // vgate sync serves exactly these paths (sync-probe-server.ts).
-      const server = repoFile("webhook/src/cli/sync-probe-server.ts");
+      // vgate sync serves exactly these paths (kube/controller/probe-server.ts).
+      const server = repoFile("webhook/src/kube/controller/probe-server.ts");
       assert.ok(server.includes('path === "/healthz"') && server.includes('path === "/readyz"'));
     });
 

@@ -25,7 +25,7 @@ import { unmanagedTests } from "./unmanaged.js";
 /** Why `vgate sync` cannot run from this build, or "" when it can. */
 async function syncMissing(): Promise<string> {
   try {
-    await import("../../../webhook/src/cli/sync-controller.js");
+    await import("../../../webhook/src/sync/controller/controller.js");
     return "";
   } catch (err) {
     return ` (skipped: vgate sync's controller does not load: ${(err as Error).message.split("\n")[0]})`;

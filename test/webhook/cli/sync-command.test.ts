@@ -7,7 +7,8 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { CliError, EXIT } from "../../../webhook/src/cli/errors.js";
-import { parseSyncArgs, type SyncOptions } from "../../../webhook/src/cli/sync-options.js";
+import { parseSyncArgs } from "../../../webhook/src/cli/sync-options.js";
+import type { SyncOptions } from "../../../webhook/src/sync/controller/options.js";
 import { repoRoot } from "../../support/fixtures.js";
 
 const bin = resolve(repoRoot, "webhook/bin/vgate");

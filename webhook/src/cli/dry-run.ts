@@ -6,8 +6,8 @@ import type { JsonObject } from "../patches/types.js";
 import { applyGuardedPatches, type PatchJob } from "../sync/guarded-patch.js";
 import { CliError, EXIT } from "./errors.js";
 import { formatExplain } from "./explain.js";
-import { startPatchRunner } from "./patch-runner.js";
-import type { LoadedVCluster } from "./vcluster-flags.js";
+import { startPatchRunner } from "../sync/patch-runner.js";
+import type { LoadedVCluster } from "../config/loaded-vcluster.js";
 
 export async function dryRun(
   loaded: LoadedVCluster,

@@ -11,7 +11,7 @@ import { builtInRoles, MAX_ROLES_FILE_BYTES, parseRolesFile, type RoleSet } from
 import { readTextFile } from "../config/read-file.js";
 import { decodeSubjectAccessReview, reviewAccess } from "../auth/subject-access-review.js";
 import { decodeTokenReview, reviewToken } from "../auth/token-review.js";
-import type { ChangeType } from "../kube/watch-cache.js";
+import type { ChangeType } from "../kube/controller/watch-cache.js";
 import type { Review } from "../server/app.js";
 import type { Logger } from "../server/logger.js";
 import type { Metrics } from "../server/metrics.js";

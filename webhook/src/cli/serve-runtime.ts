@@ -31,7 +31,7 @@ import { loadClientCa, parseCaBundle } from "../server/client-auth.js";
 import { pollFiles } from "../server/poll-files.js";
 import { hostNamespaceOwnership } from "../sync/host-ownership.js";
 import { CliError } from "./errors.js";
-import { startPatchRunner } from "./patch-runner.js";
+import { startPatchRunner } from "../sync/patch-runner.js";
 import { createAuth, loadRoles, type AuthRuntime } from "./serve-auth.js";
 import {
   DEFAULT_AUTH_OPTIONS,

@@ -1,8 +1,8 @@
 // `vgate sync`: the Endpoints sync controller between a virtual cluster and its host
-// (webhook/src/cli/sync-controller.ts; docs/decisions.md EPS-11..).
+// (webhook/src/sync/controller/controller.ts; docs/decisions.md EPS-11..).
 
 import { flushLogs, LOG_LEVELS } from "../server/logger.js";
-import type { RunningController } from "./sync-controller.js";
+import type { RunningController } from "../sync/controller/controller.js";
 import type { Command } from "./command.js";
 import { EXIT } from "./errors.js";
 import { exitAfterFailedStart, exitAfterStop, stopOnSignals } from "./stop-signals.js";
@@ -123,7 +123,7 @@ export const syncCommand: Command = {
       return EXIT.OK;
     }
     // Loaded on demand: `vgate --help` should not pay for the controller.
-    const { startController } = await import("./sync-controller.js");
+    const { startController } = await import("../sync/controller/controller.js");
     let running;
     try {
       running = await startController(opts);

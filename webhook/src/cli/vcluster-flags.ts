@@ -1,7 +1,7 @@
 // Flags shared by the commands that run Endpoint-sync patches: which config, which vCluster.
 
 import { dns1123LabelErrors } from "../accesskeys/names.js";
-import type { PatchSpec, VClusterInfo } from "../patches/types.js";
+import type { LoadedVCluster } from "../config/loaded-vcluster.js";
 import { CliError, usageError } from "./errors.js";
 import { announceStdin } from "./stdin-notice.js";
 
@@ -52,16 +52,9 @@ export function selfNamespace(
 export const SERVER_STDIN_CONFIG = (command: string): string =>
   `--config - (standard input) works for check-config, patch and translate, not for vgate ${command}: give the path of the vcluster.yaml file\nRun 'vgate ${command} --help' for usage.`;
 
-/** A vcluster.yaml loaded once, with the vCluster it runs for: everything the patches need. */
-export interface LoadedVCluster {
-  vcluster: VClusterInfo;
-  enabled: boolean;
-  patches: PatchSpec[];
-}
-
 /**
- * Reads, parses and validates the config once (config/load-config.ts); every problem is reported
- * at once. `namespace` is vgate's own (selfNamespace), which no mapping may target.
+ * Checks the flags, then reads, parses and validates the config once (config/loaded-vcluster.ts);
+ * every problem is reported at once. `namespace` is vgate's own (selfNamespace), which no mapping may target.
  */
 export async function loadVCluster(
   values: {
@@ -81,22 +74,16 @@ export async function loadVCluster(
     );
   }
   if (values.config === "-") announceStdin(command, "the vCluster config (--config -)");
-  const { readVClusterConfig, VClusterConfigError } = await import("../config/load-config.js");
-  let config;
+  const { VClusterConfigError } = await import("../config/load-config.js");
+  const { loadVClusterFile } = await import("../config/loaded-vcluster.js");
   try {
-    config = await readVClusterConfig(values.config!, { selfNamespace: values.namespace });
+    return await loadVClusterFile(
+      values.config!,
+      { name: values["vcluster-name"]!, namespace: values["vcluster-namespace"]! },
+      values.namespace,
+    );
   } catch (err) {
     if (!(err instanceof VClusterConfigError)) throw err;
     throw new CliError(`invalid config ${err.fileName}:\n  ${err.problems.join("\n  ")}`);
   }
-  return {
-    vcluster: {
-      name: values["vcluster-name"]!,
-      namespace: values["vcluster-namespace"]!,
-      config: config.raw,
-      namespaceMappings: config.namespaces.enabled ? config.namespaces.mappings : undefined,
-    },
-    enabled: config.endpoints.enabled,
-    patches: config.endpoints.patches,
-  };
 }

@@ -2,16 +2,20 @@
 // taken; the token webhook's key index is fed from its changes.
 
 import type { OwnedAccessKey, ResourceIdentity } from "../shared/ownedaccesskey.js";
-import { WatchCache, type AccessKeyCacheOptions, type CacheTransport } from "./watch-cache.js";
+import {
+  WatchCache,
+  type WatchCacheOptions as AccessKeyCacheOptions,
+  type CacheTransport,
+} from "./controller/watch-cache.js";
 
 export {
   backoff,
   parseEvent,
   parseList,
-  type AccessKeyCacheOptions,
+  type WatchCacheOptions as AccessKeyCacheOptions,
   type CacheTransport,
   type ChangeType,
-} from "./watch-cache.js";
+} from "./controller/watch-cache.js";
 
 const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
 

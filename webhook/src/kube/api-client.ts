@@ -9,7 +9,7 @@ import type { AccessDecision, KubeApi, ResourceAttributes, ResourceMapping } fro
 import type { KeysByName, NamespaceLabels } from "./ports.js";
 import { AccessKeyCache } from "./access-key-cache.js";
 import { NamespaceCache } from "./namespace-cache.js";
-import type { ChangeType } from "./watch-cache.js";
+import type { ChangeType } from "./controller/watch-cache.js";
 import { DiscoveryCache, type KindTable } from "./discovery-cache.js";
 import { discoveryPath, parseApiVersion, resourcesByKind, type GroupVersion } from "./discovery.js";
 import { KubeTransport } from "../shared/transport.js";

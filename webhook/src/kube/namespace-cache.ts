@@ -2,7 +2,11 @@
 // clusters are namespaces with labels. It keeps only each namespace's labels.
 
 import type { NamespaceLabels } from "./ports.js";
-import { WatchCache, type AccessKeyCacheOptions, type CacheTransport } from "./watch-cache.js";
+import {
+  WatchCache,
+  type WatchCacheOptions,
+  type CacheTransport,
+} from "./controller/watch-cache.js";
 
 type Labels = Readonly<Record<string, string>>;
 
@@ -20,7 +24,7 @@ export function labelsOf(object: Record<string, unknown>): Labels {
 }
 
 export class NamespaceCache extends WatchCache<Labels> implements NamespaceLabels {
-  constructor(transport: CacheTransport, options: AccessKeyCacheOptions = {}) {
+  constructor(transport: CacheTransport, options: WatchCacheOptions = {}) {
     super(transport, "/api/v1/namespaces", labelsOf, options);
   }
 

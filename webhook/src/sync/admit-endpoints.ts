@@ -33,7 +33,7 @@ import {
 export interface EndpointsAdmission {
   side: "host" | "virtual";
   enabled: boolean;
-  /** The loaded config's patches in the sandbox (cli/patch-runner.ts). */
+  /** The loaded config's patches in the sandbox (sync/patch-runner.ts). */
   run: PatchRunner;
   onPatchError: "deny" | "allow";
   /** Reads the virtual Endpoints (--virtual-kubeconfig); without it, it is rebuilt from bookkeeping. */

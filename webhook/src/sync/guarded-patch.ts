@@ -4,7 +4,7 @@
 // vCluster's bookkeeping keys aside (bookkeeping.ts), runs the patches in the sandbox, and puts the
 // keys back, so no patch can rewrite them (docs/reference.md#patch-gotchas item 4).
 // `make lint` keeps it the only way in: nothing else may import bookkeeping.ts, and only the
-// patch runner (cli/patch-runner.ts) and the engine benchmark may drive the sandbox pool.
+// patch runner (sync/patch-runner.ts) and the engine benchmark may drive the sandbox pool.
 
 import type { ResolvedReference } from "../patches/reference.js";
 import type { Direction, ExplainEntry, JsonObject } from "../patches/types.js";

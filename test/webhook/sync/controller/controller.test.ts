@@ -12,13 +12,13 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { SyncOptions } from "../../../../webhook/src/cli/sync-options.js";
+import type { SyncOptions } from "../../../../webhook/src/sync/controller/options.js";
 import { DEFAULT_REFERENCE_SECRET_TYPES } from "../../../../webhook/src/sync/secret-types.js";
 import { createLogger } from "../../../../webhook/src/server/logger.js";
 import {
   startController,
   type RunningController,
-} from "../../../../webhook/src/cli/sync-controller.js";
+} from "../../../../webhook/src/sync/controller/controller.js";
 import { sharedCluster, type VgateCluster } from "../../../support/cluster.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../../support/kube/binaries.js";
 import { waitForAccess } from "../../../support/kube/rbac.js";

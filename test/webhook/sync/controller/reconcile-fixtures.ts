@@ -1,4 +1,4 @@
-// What the reconciler tests share: the real sandbox runner for a patch list (cli/patch-runner.ts),
+// What the reconciler tests share: the real sandbox runner for a patch list (sync/patch-runner.ts),
 // realistic virtual/host objects, and two plain object maps (the virtual and the host cluster) that
 // answer deps.get / deps.list and take a plan's writes with the API server's PUT semantics
 // (resourceVersion must match; a write bumps it; a create gets a uid).
@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import {
   startPatchRunner,
   type StartedPatchRunner,
-} from "../../../../webhook/src/cli/patch-runner.js";
+} from "../../../../webhook/src/sync/patch-runner.js";
 import type { JsonObject, PatchSpec, VClusterInfo } from "../../../../webhook/src/patches/types.js";
 import type {
   EndpointsState,

@@ -2,7 +2,7 @@
 // read live, not from a cache, as vCluster's syncer reads them.
 
 import { answerError } from "../../shared/answer-error.js";
-import { parseList } from "../../kube/watch-cache.js";
+import { parseList } from "../../kube/controller/watch-cache.js";
 import type { JsonObject } from "../../patches/types.js";
 import type { ObjectRef, ReconcileDeps, Side } from "./contracts.js";
 import type { Sides } from "./apply-plan.js";

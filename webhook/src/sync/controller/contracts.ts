@@ -66,7 +66,7 @@ export interface ReconcileDeps {
    * where the switch is vCluster's: EPS-25): false plans nothing at all.
    */
   enabled: boolean;
-  /** The current config's patches in the sandbox (cli/patch-runner.ts). */
+  /** The current config's patches in the sandbox (sync/patch-runner.ts). */
   run: PatchRunner;
   /** Reads one object (references); null when it does not exist. Throws when unreachable. */
   get(side: Side, ref: ObjectRef): Promise<JsonObject | null>;

@@ -14,7 +14,7 @@
 
 import type { KubeTransport } from "../../shared/transport.js";
 import { NamespaceCache } from "../../kube/namespace-cache.js";
-import { WatchCache, type ChangeType } from "../../kube/watch-cache.js";
+import { WatchCache, type ChangeType } from "../../kube/controller/watch-cache.js";
 import { MarkerLabel } from "../../patches/labels.js";
 import type { JsonObject } from "../../patches/types.js";
 import { ownedNamespaceSelector } from "../host-ownership.js";

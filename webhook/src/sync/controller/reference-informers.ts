@@ -14,7 +14,7 @@
 // are not watched: their copies are refreshed only by the Endpoints that reference them.
 
 import type { KubeTransport } from "../../shared/transport.js";
-import { WatchCache, type ChangeType } from "../../kube/watch-cache.js";
+import { WatchCache, type ChangeType } from "../../kube/controller/watch-cache.js";
 import { ControllerLabel, MarkerLabel } from "../../patches/labels.js";
 import { referenceHostLocation } from "../../patches/reference.js";
 import type { JsonObject } from "../../patches/types.js";

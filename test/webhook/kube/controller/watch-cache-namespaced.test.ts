@@ -5,18 +5,18 @@
 
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { loadKubeConfig } from "../../../webhook/src/shared/kubeconfig.js";
-import { KubeTransport, type KubeResponse } from "../../../webhook/src/shared/transport.js";
+import { loadKubeConfig } from "../../../../webhook/src/shared/kubeconfig.js";
+import { KubeTransport, type KubeResponse } from "../../../../webhook/src/shared/transport.js";
 import {
   keyOf,
   WatchCache,
   type CacheTransport,
   type ChangeType,
-} from "../../../webhook/src/kube/watch-cache.js";
-import { sharedCluster, type VgateCluster } from "../../support/cluster.js";
-import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
-import type { KubeObject } from "../../support/kube/kube-client.js";
-import { until } from "../../support/until.js";
+} from "../../../../webhook/src/kube/controller/watch-cache.js";
+import { sharedCluster, type VgateCluster } from "../../../support/cluster.js";
+import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../../support/kube/binaries.js";
+import type { KubeObject } from "../../../support/kube/kube-client.js";
+import { until } from "../../../support/until.js";
 
 type Data = Record<string, string> | undefined;
 const keepData = (o: Record<string, unknown>): Data => o["data"] as Data;

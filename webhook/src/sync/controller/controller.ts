@@ -12,51 +12,39 @@
 
 import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
-import { CliError } from "./errors.js";
-import { startPatchRunner } from "./patch-runner.js";
-import type { SyncOptions } from "./sync-options.js";
-import { loadVCluster, type LoadedVCluster } from "./vcluster-flags.js";
-import { KubeConfigError, loadKubeConfig, SERVICE_ACCOUNT_DIR } from "../shared/kubeconfig.js";
-import { KubeTransport } from "../shared/transport.js";
-import { createLogger, flushLogs, type Logger } from "../server/logger.js";
-import {
-  applyPlan,
-  RetryConflict,
-  type Sides,
-  type WriteOutcome,
-} from "../sync/controller/apply-plan.js";
-import type { JsonObject } from "../patches/types.js";
-import { clusterReads } from "../sync/controller/cluster-reads.js";
-import { ConfigWatcher } from "../sync/controller/config-watch.js";
+import { VClusterConfigError } from "../../config/load-config.js";
+import { loadVClusterFile, type LoadedVCluster } from "../../config/loaded-vcluster.js";
+import { startPatchRunner } from "../patch-runner.js";
+import type { SyncOptions } from "./options.js";
+import { SyncStartError } from "./start-error.js";
+import { KubeConfigError, loadKubeConfig, SERVICE_ACCOUNT_DIR } from "../../shared/kubeconfig.js";
+import { KubeTransport } from "../../shared/transport.js";
+import { createLogger, flushLogs, type Logger } from "../../server/logger.js";
+import { applyPlan, RetryConflict, type Sides, type WriteOutcome } from "./apply-plan.js";
+import type { JsonObject } from "../../patches/types.js";
+import { clusterReads } from "./cluster-reads.js";
+import { ConfigWatcher } from "../../kube/controller/config-watch.js";
 import {
   SyncError,
   type EndpointsState,
   type ReconcileDeps,
   type SyncKey,
   type SyncPlan,
-} from "../sync/controller/contracts.js";
-import { EventRecorder } from "../sync/controller/events.js";
-import { Informers } from "../sync/controller/informers.js";
-import { LeaderElector } from "../sync/controller/leader-election.js";
-import { LiveConfig } from "./sync-live-config.js";
-import {
-  createSyncMetrics,
-  type ReconcileResult,
-  type SyncMetrics,
-} from "../sync/controller/metrics.js";
-import { startProbeServer, type ProbeServer } from "./sync-probe-server.js";
-import { reconcileEndpoints } from "../sync/controller/reconcile.js";
-import {
-  isReferenceKey,
-  parseReferenceKey,
-  reconcileReferenceCopy,
-} from "../sync/controller/reference-copies.js";
-import { ReferenceInformers } from "../sync/controller/reference-informers.js";
-import { referenceKinds } from "../sync/controller/references.js";
-import { ResourcePaths } from "../sync/controller/resource-paths.js";
-import { WorkQueue } from "../sync/controller/work-queue.js";
-import { alongsideVClusterProblems } from "../sync/alongside-vcluster.js";
-import { writeGuard, type WriteGuard } from "../sync/controller/write-guard.js";
+} from "./contracts.js";
+import { EventRecorder } from "../../kube/controller/event-recorder.js";
+import { Informers } from "./informers.js";
+import { LeaderElector } from "../../kube/controller/leader-election.js";
+import { LiveConfig } from "./live-config.js";
+import { createSyncMetrics, type ReconcileResult, type SyncMetrics } from "./metrics.js";
+import { startProbeServer, type ProbeServer } from "../../kube/controller/probe-server.js";
+import { reconcileEndpoints } from "./reconcile.js";
+import { isReferenceKey, parseReferenceKey, reconcileReferenceCopy } from "./reference-copies.js";
+import { ReferenceInformers } from "./reference-informers.js";
+import { referenceKinds } from "./references.js";
+import { ResourcePaths } from "./resource-paths.js";
+import { WorkQueue } from "../../kube/controller/work-queue.js";
+import { alongsideVClusterProblems } from "../alongside-vcluster.js";
+import { writeGuard, type WriteGuard } from "./write-guard.js";
 
 /** Deadline of one request to either API server (a watch: until its answer starts). */
 const REQUEST_TIMEOUT_MS = 15_000;
@@ -94,7 +82,7 @@ async function loadKube(file: string, flag: string) {
   try {
     return (await loadKubeConfig({ kubeconfig: file, env: {} }))!;
   } catch (err) {
-    if (err instanceof KubeConfigError) throw new CliError(`${flag}: ${err.message}`);
+    if (err instanceof KubeConfigError) throw new SyncStartError(`${flag}: ${err.message}`);
     throw err;
   }
 }
@@ -119,7 +107,7 @@ async function loadHostKube(file: string | undefined, hooks: ControllerHooks) {
     allowMissing: true,
   });
   if (kc === null) {
-    throw new CliError(
+    throw new SyncStartError(
       `no --host-kubeconfig, and not in a pod: $KUBERNETES_SERVICE_HOST, $KUBERNETES_SERVICE_PORT or ${serviceAccountDir}/token is missing; pass --host-kubeconfig`,
     );
   }
@@ -430,19 +418,21 @@ async function startLeaderElection(
  * EndpointSlice sync off, and vgate sync then syncs Endpoints all the same (EPS-25, EPS-26).
  */
 async function loadSyncConfig(opts: SyncOptions): Promise<LoadedVCluster> {
-  const loaded = await loadVCluster(
-    {
-      config: opts.config,
-      "vcluster-name": opts.vclusterName,
-      "vcluster-namespace": opts.vclusterNamespace,
-      namespace: opts.selfNamespace,
-    },
-    "sync",
-  );
+  let loaded: LoadedVCluster;
+  try {
+    loaded = await loadVClusterFile(
+      opts.config,
+      { name: opts.vclusterName, namespace: opts.vclusterNamespace },
+      opts.selfNamespace,
+    );
+  } catch (err) {
+    if (!(err instanceof VClusterConfigError)) throw err;
+    throw new SyncStartError(`invalid config ${err.fileName}:\n  ${err.problems.join("\n  ")}`);
+  }
   if (!opts.alongsideVCluster) return loaded;
   const problems = alongsideVClusterProblems(loaded.vcluster.config);
   if (problems.length > 0) {
-    throw new CliError(`invalid config ${opts.config}:\n  ${problems.join("\n  ")}`);
+    throw new SyncStartError(`invalid config ${opts.config}:\n  ${problems.join("\n  ")}`);
   }
   return { ...loaded, enabled: true };
 }

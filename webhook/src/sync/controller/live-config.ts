@@ -3,9 +3,9 @@
 // sandbox and makes it current, and the old sandbox is closed once the reconciles that took it are
 // done.
 
-import type { StartedPatchRunner } from "./patch-runner.js";
-import type { LoadedVCluster } from "./vcluster-flags.js";
-import type { PatchRunner } from "../sync/guarded-patch.js";
+import type { LoadedVCluster } from "../../config/loaded-vcluster.js";
+import type { PatchRunner } from "../guarded-patch.js";
+import type { StartedPatchRunner } from "../patch-runner.js";
 
 export interface ConfigLease {
   loaded: LoadedVCluster;

@@ -11,8 +11,8 @@
 // objects, "name" for cluster-scoped ones, so one cache may watch a namespace's collection or the
 // same kind across all namespaces (`/api/v1/endpoints`).
 
-import { describeAnswer, describeError } from "./fail-closed.js";
-import type { KubeResponse, OpenStream } from "../shared/transport.js";
+import { describeAnswer, describeError } from "../fail-closed.js";
+import type { KubeResponse, OpenStream } from "../../shared/transport.js";
 
 /** What the cache needs of KubeTransport. */
 export interface CacheTransport {
@@ -23,7 +23,7 @@ export interface CacheTransport {
 
 export type ChangeType = "ADDED" | "MODIFIED" | "DELETED";
 
-export interface AccessKeyCacheOptions {
+export interface WatchCacheOptions {
   /** Items per LIST page (limit/continue). */
   pageSize?: number;
   /** First relist delay after a failure; doubles per failure up to backoffCapMs, with jitter. */
@@ -64,7 +64,7 @@ export class WatchCache<T> {
   private readonly objects = new Map<string, T>();
   /** resourceVersion per key, to tell a relist's changes from what is already known. */
   private readonly versions = new Map<string, string>();
-  private readonly options: typeof DEFAULTS & AccessKeyCacheOptions;
+  private readonly options: typeof DEFAULTS & WatchCacheOptions;
   private running = false;
   private isSynced = false;
   /** Bumped by stop() and every restart: callbacks of an older run are ignored. */
@@ -84,7 +84,7 @@ export class WatchCache<T> {
     /** The collection, e.g. `/apis/management.loft.sh/v1/ownedaccesskeys` or `/api/v1/namespaces`. */
     private readonly collectionPath: string,
     private readonly keep: Keep<T>,
-    options: AccessKeyCacheOptions = {},
+    options: WatchCacheOptions = {},
   ) {
     this.options = { ...DEFAULTS, ...options };
   }

@@ -9,7 +9,7 @@ import {
   RateLimiter,
   TokenBucket,
   WorkQueue,
-} from "../../../../webhook/src/sync/controller/work-queue.js";
+} from "../../../../webhook/src/kube/controller/work-queue.js";
 
 /** What a pending promise would have resolved with by now, or "pending". */
 async function settled<T>(p: Promise<T>): Promise<T | "pending"> {

@@ -12,7 +12,7 @@ import {
   microTime,
   recordOf,
   type LeaderElectorOptions,
-} from "../../../../webhook/src/sync/controller/leader-election.js";
+} from "../../../../webhook/src/kube/controller/leader-election.js";
 import { sharedCluster, type VgateCluster } from "../../../support/cluster.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../../support/kube/binaries.js";
 import { kubeStatus, type FaultProxy } from "../../../support/kube/fault-proxy.js";

@@ -1,9 +1,9 @@
-// Starts the sandbox for a loaded vcluster.yaml: the one place the serve and dry-run commands make
-// a SandboxPool and load patches into it. The patches then run only through
+// Starts the sandbox for a loaded vcluster.yaml: the one place the serve, sync and dry-run commands
+// make a SandboxPool and load patches into it. The patches then run only through
 // sync/guarded-patch.ts's applyGuardedPatches.
 
-import type { PatchRunner } from "../sync/guarded-patch.js";
-import type { LoadedVCluster } from "./vcluster-flags.js";
+import type { LoadedVCluster } from "../config/loaded-vcluster.js";
+import type { PatchRunner } from "./guarded-patch.js";
 
 export interface StartedPatchRunner {
   run: PatchRunner;

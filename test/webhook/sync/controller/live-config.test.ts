@@ -3,10 +3,10 @@
 // which host Endpoints the informer watches (informers.ts, docs/decisions.md EPS-13).
 
 import assert from "node:assert/strict";
-import type { StartedPatchRunner } from "../../../../webhook/src/cli/patch-runner.js";
-import type { LoadedVCluster } from "../../../../webhook/src/cli/vcluster-flags.js";
+import type { StartedPatchRunner } from "../../../../webhook/src/sync/patch-runner.js";
+import type { LoadedVCluster } from "../../../../webhook/src/config/loaded-vcluster.js";
 import { hostEndpointsPath } from "../../../../webhook/src/sync/controller/informers.js";
-import { LiveConfig } from "../../../../webhook/src/cli/sync-live-config.js";
+import { LiveConfig } from "../../../../webhook/src/sync/controller/live-config.js";
 
 /** A runner that only records whether it was closed (no sandbox is needed to test the swap). */
 function runner(): StartedPatchRunner & { closed: number } {

@@ -15,8 +15,10 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { StringDecoder } from "node:string_decoder";
 import type { KubeResponse, RequestExtras } from "../../shared/transport.js";
-import type { JsonObject } from "../../patches/types.js";
 import { TokenBucket } from "./work-queue.js";
+
+/** An object of any kind, as JSON: the recorder reads only apiVersion, kind and metadata. */
+export type KubeObject = Record<string, unknown>;
 
 /** What the recorder needs of KubeTransport. */
 export interface EventTransport {
@@ -89,17 +91,17 @@ export class EventRecorder {
   }
 
   /** Records a Warning about `object`; never throws. */
-  warning(object: JsonObject, reason: string, action: string, message: string): Promise<void> {
+  warning(object: KubeObject, reason: string, action: string, message: string): Promise<void> {
     return this.record(object, "Warning", reason, action, message);
   }
 
   /** Records a Normal event about `object`; never throws. */
-  normal(object: JsonObject, reason: string, action: string, message: string): Promise<void> {
+  normal(object: KubeObject, reason: string, action: string, message: string): Promise<void> {
     return this.record(object, "Normal", reason, action, message);
   }
 
   private record(
-    object: JsonObject,
+    object: KubeObject,
     type: EventType,
     reason: string,
     action: string,
@@ -154,7 +156,7 @@ export class EventRecorder {
     });
   }
 
-  private newEvent(involved: InvolvedObject, what: EventText, now: number): JsonObject {
+  private newEvent(involved: InvolvedObject, what: EventText, now: number): KubeObject {
     const namespace = involved.namespace || "default";
     return {
       apiVersion: "v1",
@@ -227,7 +229,7 @@ function remember<V>(map: Map<string, V>, key: string, value: V): void {
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** The ObjectReference of an object, from its apiVersion, kind and metadata. */
-function involvedObject(object: JsonObject): InvolvedObject {
+function involvedObject(object: KubeObject): InvolvedObject {
   const meta = isObject(object["metadata"]) ? object["metadata"] : {};
   const str = (from: Record<string, unknown>, k: string) =>
     typeof from[k] === "string" ? (from[k] as string) : "";

@@ -12,7 +12,7 @@ import {
   capBytes,
   EventRecorder,
   MAX_MESSAGE_BYTES,
-} from "../../../../webhook/src/sync/controller/events.js";
+} from "../../../../webhook/src/kube/controller/event-recorder.js";
 import { sharedCluster, type VgateCluster } from "../../../support/cluster.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../../support/kube/binaries.js";
 import type { KubeObject } from "../../../support/kube/kube-client.js";

@@ -4,7 +4,18 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
-import { CliError } from "./errors.js";
+
+/** The address cannot be had (in use, not an address of this machine, not allowed). */
+export class ListenError extends Error {
+  override readonly name = "ListenError";
+  constructor(
+    message: string,
+    /** The system's error code, e.g. EADDRINUSE; undefined when there is none. */
+    readonly code: string | undefined,
+  ) {
+    super(message);
+  }
+}
 
 export interface ProbeRoutes {
   /** Liveness: the process answers. */
@@ -48,11 +59,14 @@ function handle(routes: ProbeRoutes, req: http.IncomingMessage, res: http.Server
   text(404, "not found\n");
 }
 
-/** Listens on `bind` (`host:port` or `:port`); a clear CliError when the address cannot be had. */
+/**
+ * Listens on `bind` (`host:port` or `:port`); a ListenError that names `bind` and `setting` (where
+ * the address came from, e.g. a flag) when the address cannot be had.
+ */
 export async function startProbeServer(
   bind: string,
   routes: ProbeRoutes,
-  flag: string,
+  setting: string,
 ): Promise<ProbeServer> {
   const at = bind.lastIndexOf(":");
   const host = bind.slice(0, at).replace(/^\[(.*)\]$/, "$1");
@@ -66,7 +80,10 @@ export async function startProbeServer(
       resolve();
     });
   }).catch((err: NodeJS.ErrnoException) => {
-    throw new CliError(`cannot listen on ${bind} (${flag}): ${err.code ?? err.message}`);
+    throw new ListenError(
+      `cannot listen on ${bind} (${setting}): ${err.code ?? err.message}`,
+      err.code,
+    );
   });
   const info = server.address() as AddressInfo;
   const shown =

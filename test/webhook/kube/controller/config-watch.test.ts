@@ -13,7 +13,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ConfigWatcher } from "../../../../webhook/src/sync/controller/config-watch.js";
+import { ConfigWatcher } from "../../../../webhook/src/kube/controller/config-watch.js";
 import { until } from "../../../support/until.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
