@@ -17,6 +17,7 @@ import { StringDecoder } from "node:string_decoder";
 import type { KubeResponse, RequestExtras } from "../../kube/transport.js";
 import type { JsonObject } from "../../patches/types.js";
 import { TokenBucket } from "./work-queue.js";
+import { isObject } from "../../shared/json.js";
 
 /** What the recorder needs of KubeTransport. */
 export interface EventTransport {
@@ -246,8 +247,4 @@ export function capBytes(text: string, max: number): string {
   if (Buffer.byteLength(text) <= max) return text;
   // The decoder holds back a partial character at the end instead of decoding it.
   return new StringDecoder("utf8").write(Buffer.from(text).subarray(0, max));
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
