@@ -16,10 +16,29 @@ export default {
       severity: "error",
       comment:
         "Folders say what the product does and depend one way: e.g. accesskeys/ uses admission/ " +
-        "and kube/, never the other way round. Shared Kubernetes types live in api/.",
+        "and kube/, never the other way round. What the plugin shares with the server lives in shared/.",
       scope: "folder",
       from: {},
       to: { circular: true },
+    },
+    {
+      name: "plugin-imports-only-shared",
+      severity: "error",
+      comment:
+        "The kubectl plugin shares with the server only what is in webhook/src/shared/ (API types, " +
+        "kubeconfig and transport, error decoding, Go-compatible formatting); nothing else of the " +
+        "server may reach the plugin's bundle.",
+      from: { path: "^plugin/src/" },
+      to: { path: "^webhook/", pathNot: "^webhook/src/shared/" },
+    },
+    {
+      name: "shared-imports-only-shared",
+      severity: "error",
+      comment:
+        "webhook/src/shared/ is what both the plugin and the server build on: it imports only " +
+        "itself, node builtins and npm packages, never the rest of webhook/src, plugin/src or test/.",
+      from: { path: "^webhook/src/shared/" },
+      to: { path: "^(webhook|plugin|test)/", pathNot: "^webhook/src/shared/" },
     },
     {
       name: "one-patch-pipeline",

@@ -102,13 +102,15 @@ $(PREFIX)/bin/kubectl-accesskey $(PREFIX)/bin/kubectl_complete-accesskey: | $(PL
 	install -d $(PREFIX)/bin && ln -sfn ../lib/kubectl-accesskey/bin/$(@F) $@
 
 # The test rig's kube-apiserver and etcd, the node rig's kubelet and friends, vCluster's syncer and
-# cert-manager's controller and cainjector (VGATE_KUBE_CERT_MANAGER=0 leaves them out) and Helm,
-# built from the Go module proxy (versions in test/kube/versions.env) into
-# ~/.cache/vgate/kube/<version>/; reused when up to date. Needs Go >= 1.26, or KUBEBUILDER_ASSETS
-# pointing at envtest binaries. Without either, the cluster tests skip. VGATE_KUBE_HELM=0 leaves
-# Helm out.
+# cert-manager's controller and cainjector (VGATE_KUBE_CERT_MANAGER=0 leaves them out), kubectl of
+# the same version (the parity tests' oracle: test/kube/build-kubectl.sh) and Helm, built from the
+# Go module proxy (versions in test/kube/versions.env) into ~/.cache/vgate/kube/<version>/; reused
+# when up to date. Needs Go >= 1.26, or KUBEBUILDER_ASSETS pointing at envtest binaries. Without
+# either, the cluster tests skip. VGATE_KUBE_KUBECTL=0 leaves kubectl out (the parity tests then
+# skip), VGATE_KUBE_HELM=0 Helm.
 kube:
 	bash test/kube/build.sh
+	@if [ "$${VGATE_KUBE_KUBECTL:-1}" = 1 ]; then bash test/kube/build-kubectl.sh; fi
 	@if [ "$${VGATE_KUBE_HELM:-1}" = 1 ]; then bash test/kube/build-helm.sh; fi
 
 # Helm alone (the chart tests, `helm package`), without building Kubernetes: test/kube/build-helm.sh.
@@ -171,6 +173,7 @@ lint: deps
 	$(NODE_BIN)/eslint .
 	$(NODE_BIN)/prettier --check .
 	$(NODE_BIN)/depcruise --config .dependency-cruiser.mjs webhook plugin/src test
+	bash scripts/check-commits.sh
 
 # Starts `vgate serve --dev` on https://localhost:8443 with a self-signed certificate; it prints
 # the URL and a curl line that sends the sample AdmissionReview.

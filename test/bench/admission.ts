@@ -11,7 +11,7 @@ import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node
 import { createServer as createNetServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { DEFAULT_GROUP_DOMAIN } from "../../webhook/src/api/ownedaccesskey.js";
+import { DEFAULT_GROUP_DOMAIN } from "../../webhook/src/shared/ownedaccesskey.js";
 import { selfSignedTls } from "../../webhook/src/server/tls.js";
 import { installAccessKeyCrd } from "../support/cluster.js";
 import { repoRoot } from "../support/fixtures.js";

@@ -11,7 +11,7 @@
 // user, so managedFields and the rest are as the watch delivers them.
 
 import { randomBytes, randomUUID } from "node:crypto";
-import type { OwnedAccessKey } from "../../webhook/src/api/ownedaccesskey.js";
+import type { OwnedAccessKey } from "../../webhook/src/shared/ownedaccesskey.js";
 import { KeyIndex } from "../../webhook/src/auth/key-index.js";
 import { readFileSync } from "node:fs";
 

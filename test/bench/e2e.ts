@@ -20,7 +20,7 @@ import { Agent, request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { DEFAULT_GROUP_DOMAIN } from "../../webhook/src/api/ownedaccesskey.js";
+import { DEFAULT_GROUP_DOMAIN } from "../../webhook/src/shared/ownedaccesskey.js";
 import { startVgateCluster, type VgateCluster } from "../support/cluster.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON, kubeVersions } from "../support/kube/binaries.js";
 import type { KubeObject } from "../support/kube/kube-client.js";

@@ -14,7 +14,7 @@ import { parseAllDocuments } from "yaml";
 import { LOG_LEVELS } from "../../webhook/src/server/logger.js";
 import { repoFile, repoRoot } from "../support/fixtures.js";
 import { HAVE_HELM, HELM_SKIP_REASON, helm } from "../support/helm/helm-binary.js";
-import { HAVE_KUBECTL, KUBECTL_SKIP_REASON } from "../support/kubectl.js";
+import { HAVE_ANY_KUBECTL, ANY_KUBECTL_SKIP_REASON } from "../support/kubectl.js";
 import { docBlock } from "../support/readme-blocks.js";
 
 type Json = Record<string, unknown>;
@@ -271,8 +271,8 @@ const CASES: Case[] = [
   },
 ];
 
-(HAVE_HELM && HAVE_KUBECTL ? describe : describe.skip)(
-  `charts/vgate with Helm${HELM_SKIP_REASON || KUBECTL_SKIP_REASON}`,
+(HAVE_HELM && HAVE_ANY_KUBECTL ? describe : describe.skip)(
+  `charts/vgate with Helm${HELM_SKIP_REASON || ANY_KUBECTL_SKIP_REASON}`,
   function () {
     this.timeout(120_000);
     let scratch: string;

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { KubeConfig, type User } from "@kubernetes/client-node";
 import type { RequestContext } from "@kubernetes/client-node";
-import { DEFAULT_GROUP_DOMAIN } from "../../webhook/src/api/ownedaccesskey.js";
+import { DEFAULT_GROUP_DOMAIN } from "../../webhook/src/shared/ownedaccesskey.js";
 import { sharedCluster } from "../support/cluster.js";
 
 export interface ContractCluster {

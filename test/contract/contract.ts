@@ -5,11 +5,16 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AuthenticationV1Api } from "@kubernetes/client-node";
-import type { ObjectMeta, OwnedAccessKey } from "../../webhook/src/api/ownedaccesskey.js";
+import type { ObjectMeta, OwnedAccessKey } from "../../webhook/src/shared/ownedaccesskey.js";
 import { Cleanup } from "./cleanup.js";
 import { startContractCluster, type ContractCluster } from "./cluster.js";
 import { KeyClient, keyManifest, type StoredKey } from "./keys.js";
-import { HAVE_KUBECTL, KUBECTL_SKIP_REASON, kubectlFor, type Kubectl } from "../support/kubectl.js";
+import {
+  HAVE_ANY_KUBECTL,
+  ANY_KUBECTL_SKIP_REASON,
+  kubectlFor,
+  type Kubectl,
+} from "../support/kubectl.js";
 
 export class Contract {
   readonly cleanup = new Cleanup();
@@ -88,7 +93,7 @@ export class Contract {
 
 /** A kubectl test, skipped with the reason in its name when kubectl is not on PATH. */
 export function itKubectl(title: string, fn: () => Promise<void>): void {
-  (HAVE_KUBECTL ? it : it.skip)(`kubectl: ${title}${KUBECTL_SKIP_REASON}`, fn);
+  (HAVE_ANY_KUBECTL ? it : it.skip)(`kubectl: ${title}${ANY_KUBECTL_SKIP_REASON}`, fn);
 }
 
 /** A client-node test. */

@@ -12,7 +12,12 @@ import { join } from "node:path";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { plugin, type Run } from "../plugin/plugin-run.js";
 import { httpsRequest } from "../support/https-client.js";
-import { HAVE_KUBECTL, KUBECTL_SKIP_REASON, kubectlFor, type Kubectl } from "../support/kubectl.js";
+import {
+  HAVE_ANY_KUBECTL,
+  ANY_KUBECTL_SKIP_REASON,
+  kubectlFor,
+  type Kubectl,
+} from "../support/kubectl.js";
 import { until } from "../support/until.js";
 import type { Contract } from "./contract.js";
 
@@ -37,7 +42,7 @@ export function credentialsTests(contract: Contract): void {
   const project = (): string => `proj-${runId()}`;
 
   before(async function () {
-    if (!HAVE_KUBECTL) this.skip();
+    if (!HAVE_ANY_KUBECTL) this.skip();
     dir = await mkdtemp(join(tmpdir(), "vgate-credentials-"));
     admin = contract.kubectl;
     // Two namespaces, one in the key's project; alice may list pods in both (RBAC), so only the
@@ -162,7 +167,7 @@ export function credentialsTests(contract: Contract): void {
     };
   }
 
-  it(`kubectl and client-node log in with a key, inside its scope only${KUBECTL_SKIP_REASON}`, async () => {
+  it(`kubectl and client-node log in with a key, inside its scope only${ANY_KUBECTL_SKIP_REASON}`, async () => {
     const k = await createKey(["--project", project()]);
     // kubectl: allowed inside the project (RBAC allows, vgate has no opinion) ...
     const inside = await k.kubectl(["get", "pods", "-n", ns("in")]);
@@ -212,7 +217,7 @@ export function credentialsTests(contract: Contract): void {
     });
   }
 
-  it(`a disabled key is refused at once, then gets 401; enabled, it works again${KUBECTL_SKIP_REASON}`, async () => {
+  it(`a disabled key is refused at once, then gets 401; enabled, it works again${ANY_KUBECTL_SKIP_REASON}`, async () => {
     const k = await createKey([]);
     assert.equal((await k.kubectl(["get", "pods", "-n", ns("in")])).code, 0);
     assert.equal((await pluginAsAdmin(["disable", k.name])).code, 0);
@@ -225,14 +230,14 @@ export function credentialsTests(contract: Contract): void {
     );
   });
 
-  it(`a key whose TTL has run out is refused, then gets 401${KUBECTL_SKIP_REASON}`, async () => {
+  it(`a key whose TTL has run out is refused, then gets 401${ANY_KUBECTL_SKIP_REASON}`, async () => {
     const k = await createKey(["--ttl", "5s"]);
     assert.equal((await k.kubectl(["get", "pods", "-n", ns("in")])).code, 0);
     // creationTimestamp has second precision: the key has at most 5 s left.
     await refusedThen401(k, /access key expired/, 8_000);
   });
 
-  it(`a key's groups apply, and whoami names the key${KUBECTL_SKIP_REASON}`, async () => {
+  it(`a key's groups apply, and whoami names the key${ANY_KUBECTL_SKIP_REASON}`, async () => {
     // Only admins may give a key groups; the admin makes one for alice.
     const k = await createKey(["--user", alice(), "--group", "key-ci-bots"], []);
     const name = k.name;
@@ -258,7 +263,7 @@ export function credentialsTests(contract: Contract): void {
     assert.ok(!table.stdout.includes(k.key), "whoami never prints the key");
   });
 
-  it(`a used key's status.lastActivity is written by vgate${KUBECTL_SKIP_REASON}`, async () => {
+  it(`a used key's status.lastActivity is written by vgate${ANY_KUBECTL_SKIP_REASON}`, async () => {
     const k = await createKey([]);
     const name = k.name;
     assert.equal((await k.kubectl(["get", "pods", "-n", ns("in")])).code, 0);
@@ -278,7 +283,7 @@ export function credentialsTests(contract: Contract): void {
     );
   });
 
-  it(`hostile bearer tokens get 401 and nothing else${KUBECTL_SKIP_REASON}`, async () => {
+  it(`hostile bearer tokens get 401 and nothing else${ANY_KUBECTL_SKIP_REASON}`, async () => {
     const k = await createKey([]);
     const kc = new KubeConfig();
     kc.loadFromFile(contract.cluster.kubeconfigPath);

@@ -4,7 +4,7 @@
 // checks (docs/decisions.md OAK-7).
 
 import assert from "node:assert/strict";
-import type { OwnerReference } from "../../webhook/src/api/ownedaccesskey.js";
+import type { OwnerReference } from "../../webhook/src/shared/ownedaccesskey.js";
 import { itClient, itKubectl, type Contract } from "./contract.js";
 import { rejection, type KeyClient } from "./keys.js";
 import { stdinManifest } from "../support/kubectl.js";

@@ -9,8 +9,8 @@ import {
   setHeaderOptions,
   type KubeConfig,
 } from "@kubernetes/client-node";
-import type { ObjectMeta, OwnedAccessKey } from "../../webhook/src/api/ownedaccesskey.js";
-import type { Status } from "../../webhook/src/api/status.js";
+import type { ObjectMeta, OwnedAccessKey } from "../../webhook/src/shared/ownedaccesskey.js";
+import type { Status } from "../../webhook/src/shared/status.js";
 
 /** An OwnedAccessKey as the server returns it. */
 export type StoredKey = OwnedAccessKey & { metadata: ObjectMeta & { name: string } };

@@ -3,7 +3,7 @@
 // kube does with server-owned metadata, and the validating webhook's 422 on a spec it rejects.
 
 import assert from "node:assert/strict";
-import type { AccessKeyType } from "../../webhook/src/api/ownedaccesskey.js";
+import type { AccessKeyType } from "../../webhook/src/shared/ownedaccesskey.js";
 import { itClient, itKubectl, type Contract } from "./contract.js";
 import { rejection } from "./keys.js";
 import { stdinManifest } from "../support/kubectl.js";

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates the wrapper Go modules (apiserver/, node/, etcd/, vcluster/ and cert-manager/) for the
-# versions in versions.env; with arguments, only the named ones (`update-modules.sh cert-manager`).
+# Regenerates the wrapper Go modules (apiserver/, node/, kubectl/, etcd/, vcluster/ and
+# cert-manager/) for the versions in versions.env; with arguments, only the named ones
+# (`update-modules.sh cert-manager`).
 # Maintainers run this after changing a version; `make kube` only builds from the committed
 # go.mod and go.sum files.
 #
@@ -72,7 +73,7 @@ write_module() { # dir module-name require-path require-version replace-lines pa
 }
 
 kube_replaces=""
-if wanted apiserver || wanted node; then
+if wanted apiserver || wanted node || wanted kubectl; then
   staging_version="v0.${KUBE_VERSION#v1.}"
   kube_replaces=$(replaces_from_proxy k8s.io/kubernetes "$KUBE_VERSION" "$staging_version")
 fi
@@ -83,6 +84,11 @@ write_module apiserver vgate.local/test/kube/apiserver k8s.io/kubernetes "$KUBE_
 write_module node vgate.local/test/kube/node k8s.io/kubernetes "$KUBE_VERSION" "$kube_replaces" \
   k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-controller-manager \
   k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-proxy
+# kubectl, a test tool (test/kube/build-kubectl.sh): the parity tests compare the plugin with the
+# kubectl of the cluster's version. A module of its own, so its go.sum (kubectl needs cli-runtime,
+# kustomize and a few more that no server binary does) leaves the other binaries' stamps alone.
+write_module kubectl vgate.local/test/kube/kubectl k8s.io/kubernetes "$KUBE_VERSION" "$kube_replaces" \
+  k8s.io/kubernetes/cmd/kubectl
 
 etcd_replaces=""
 ! wanted etcd || etcd_replaces=$(replaces_from_proxy go.etcd.io/etcd/server/v3 "$ETCD_VERSION" "$ETCD_VERSION")

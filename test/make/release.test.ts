@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { parse, parseAllDocuments } from "yaml";
 import { repoRoot } from "../support/fixtures.js";
-import { HAVE_KUBECTL } from "../support/kubectl.js";
+import { HAVE_ANY_KUBECTL } from "../support/kubectl.js";
 import { rigImages } from "../support/node/images.js";
 import { packageVersion, runIn, type Run } from "../manifests/make.js";
 
@@ -32,7 +32,7 @@ const sha256 = (file: string): string =>
   createHash("sha256").update(readFileSync(file)).digest("hex");
 
 function skipReason(): string {
-  if (!HAVE_KUBECTL) return " (skipped: kubectl is not on PATH; make manifests needs it)";
+  if (!HAVE_ANY_KUBECTL) return " (skipped: kubectl is not on PATH; make manifests needs it)";
   if (process.getuid?.() !== 0)
     return " (skipped: make release runs make images, which needs root)";
   const images = rigImages();

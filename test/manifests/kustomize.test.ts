@@ -20,8 +20,8 @@ import { startControlPlane, type ControlPlane } from "../support/kube/control-pl
 import { installCrd, schemalessCrd } from "../support/kube/crds.js";
 import { vgateRules, type PolicyRule } from "../support/kube/rbac.js";
 import {
-  HAVE_KUBECTL,
-  KUBECTL_SKIP_REASON,
+  HAVE_ANY_KUBECTL,
+  ANY_KUBECTL_SKIP_REASON,
   kubectlFor,
   tableRows,
   type Kubectl,
@@ -207,8 +207,8 @@ async function envFile(path: string): Promise<Record<string, string>> {
 
 const packageVersion = (JSON.parse(repoFile("package.json")) as { version: string }).version;
 
-(HAVE_KUBECTL ? describe : describe.skip)(
-  `manifests/ rendered by kubectl kustomize${KUBECTL_SKIP_REASON}`,
+(HAVE_ANY_KUBECTL ? describe : describe.skip)(
+  `manifests/ rendered by kubectl kustomize${ANY_KUBECTL_SKIP_REASON}`,
   function () {
     this.timeout(60_000);
     let scratch: string;

@@ -18,7 +18,7 @@ import {
   type OwnedAccessKeySpec,
   type ResourceIdentity,
   type OwnedAccessKeyStatus,
-} from "../../webhook/src/api/ownedaccesskey.js";
+} from "../../webhook/src/shared/ownedaccesskey.js";
 import { REQUEST_TARGETS } from "../../webhook/src/accesskeys/policy-rules.js";
 import { escapeRegExp, validatingDenial } from "../contract/messages.js";
 import { installAccessKeyCrd, sharedCluster, type VgateCluster } from "../support/cluster.js";

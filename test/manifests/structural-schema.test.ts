@@ -1,7 +1,7 @@
 // The structural-schema checker on schemas kube accepts and on each kind it refuses.
 
 import assert from "node:assert/strict";
-import { fieldErrorText } from "../../webhook/src/api/field-errors.js";
+import { fieldErrorText } from "../../webhook/src/shared/field-errors.js";
 import { structuralSchemaErrors } from "./structural-schema.js";
 
 type Json = Record<string, unknown>;

@@ -9,7 +9,7 @@ import {
   notSupported,
   required,
   type FieldError,
-} from "../../webhook/src/api/field-errors.js";
+} from "../../webhook/src/shared/field-errors.js";
 
 type Node = Record<string, unknown>;
 type Level = "root" | "field" | "item";

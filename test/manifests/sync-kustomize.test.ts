@@ -27,7 +27,7 @@ import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import type { KubeObject } from "../support/kube/kube-client.js";
 import { kubeconfigYaml } from "../support/kube/kubeconfig-file.js";
 import { waitForAccess } from "../support/kube/rbac.js";
-import { HAVE_KUBECTL, KUBECTL_SKIP_REASON, kubectlFor } from "../support/kubectl.js";
+import { HAVE_ANY_KUBECTL, ANY_KUBECTL_SKIP_REASON, kubectlFor } from "../support/kubectl.js";
 import { manifestObjects, MANIFEST_VCLUSTER, SYNC_SERVICE_ACCOUNT } from "../support/sync-rig.js";
 import { until } from "../support/until.js";
 
@@ -233,8 +233,8 @@ async function envFile(path: string): Promise<Record<string, string>> {
 
 const packageVersion = (JSON.parse(repoFile("package.json")) as { version: string }).version;
 
-(HAVE_KUBECTL ? describe : describe.skip)(
-  `manifests/sync/ rendered by kubectl kustomize${KUBECTL_SKIP_REASON}`,
+(HAVE_ANY_KUBECTL ? describe : describe.skip)(
+  `manifests/sync/ rendered by kubectl kustomize${ANY_KUBECTL_SKIP_REASON}`,
   function () {
     this.timeout(60_000);
     let scratch: string;

@@ -10,12 +10,12 @@ import { join } from "node:path";
 import { docBlock } from "../support/readme-blocks.js";
 import { repoRoot } from "../support/fixtures.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
-import { HAVE_KUBECTL, KUBECTL_SKIP_REASON } from "../support/kubectl.js";
+import { HAVE_ANY_KUBECTL, ANY_KUBECTL_SKIP_REASON } from "../support/kubectl.js";
 import { pluginCluster, type PluginCluster } from "./plugin-cluster.js";
 
 const lines = docBlock("export PATH=$PWD/plugin/bin:$PATH");
-const ready = HAVE_KUBE && HAVE_KUBECTL;
-const why = !HAVE_KUBE ? KUBE_SKIP_REASON : KUBECTL_SKIP_REASON;
+const ready = HAVE_KUBE && HAVE_ANY_KUBECTL;
+const why = !HAVE_KUBE ? KUBE_SKIP_REASON : ANY_KUBECTL_SKIP_REASON;
 const MARK = "@@@README-LINE@@@";
 
 /** The comment after a command (`  # …`), if any. */

@@ -19,7 +19,7 @@ import { startVgateCluster, type VgateCluster } from "../support/cluster.js";
 import { repoFile, repoRoot } from "../support/fixtures.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import type { KubeObject } from "../support/kube/kube-client.js";
-import { HAVE_KUBECTL, KUBECTL_SKIP_REASON } from "../support/kubectl.js";
+import { HAVE_ANY_KUBECTL, ANY_KUBECTL_SKIP_REASON } from "../support/kubectl.js";
 import { until } from "../support/until.js";
 
 type Json = Record<string, unknown>;
@@ -63,8 +63,8 @@ const haveOpenssl = spawnSync("bash", ["-c", "command -v openssl"]).status === 0
 
 const why = !HAVE_KUBE
   ? KUBE_SKIP_REASON
-  : !HAVE_KUBECTL
-    ? KUBECTL_SKIP_REASON
+  : !HAVE_ANY_KUBECTL
+    ? ANY_KUBECTL_SKIP_REASON
     : !hostIp
       ? " (skipped: this machine has no non-loopback IPv4 address for an endpoint)"
       : !haveOpenssl

@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { DEFAULT_GROUP_DOMAIN } from "../../webhook/src/api/ownedaccesskey.js";
+import { DEFAULT_GROUP_DOMAIN } from "../../webhook/src/shared/ownedaccesskey.js";
 import { repoFile, repoRoot } from "./fixtures.js";
 import { httpsRequest } from "./https-client.js";
 import {

@@ -3,7 +3,7 @@
 
 import { parseRequestTimeout } from "./durations.js";
 import { GLOBAL_HELP, OUTPUT_HELP, type FlagHelp, type Options } from "./flags.js";
-import { DEFAULT_GROUP_DOMAIN } from "../../../webhook/src/api/ownedaccesskey.js";
+import { DEFAULT_GROUP_DOMAIN } from "../../../webhook/src/shared/ownedaccesskey.js";
 import type { AccessKeyApi } from "../kube/api.js";
 import type { Connection } from "../kube/connect.js";
 import { keyForms } from "../output/mask.js";

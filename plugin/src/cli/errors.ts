@@ -2,12 +2,12 @@
 // `Error from server (Reason): message` for an API Status, `error: …` for the client's own errors,
 // and kubectl's sentences for a server that cannot be reached. Every one exits with code 1.
 
-import { KubeError } from "../../../webhook/src/api/status.js";
+import { KubeError } from "../../../webhook/src/shared/status.js";
 import { ConnectionError, ResourceTypeError } from "../kube/errors.js";
 import { escapeTerminal } from "../output/terminal-text.js";
 import { systemErrorIn, systemErrorSentence } from "../os/system-errors.js";
 
-export { KubeError } from "../../../webhook/src/api/status.js";
+export { KubeError } from "../../../webhook/src/shared/status.js";
 export { ConnectionError } from "../kube/errors.js";
 
 /** A failure of the plugin itself: bad flags, a file it cannot read. */

@@ -3,7 +3,7 @@
 // PrintFlags), anywhere on the line, next to each command's own flags.
 
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { DEFAULT_GROUP_DOMAIN } from "../../../webhook/src/api/ownedaccesskey.js";
+import { DEFAULT_GROUP_DOMAIN } from "../../../webhook/src/shared/ownedaccesskey.js";
 import { CliError, UsageError } from "./errors.js";
 import { suggestionsFor } from "./suggest.js";
 

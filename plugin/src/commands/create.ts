@@ -2,7 +2,7 @@
 // CSPRNG, base64url) and sends it, or only its hash when vgate stores keys hashed (stored-key.ts).
 // The key goes to stdout exactly once; everything else goes to stderr, so KEY=$(… create ci) works.
 
-import { generateAccessKey } from "../../../webhook/src/accesskeys/key-generation.js";
+import { generateAccessKey } from "../../../webhook/src/shared/key-generation.js";
 import type { Command, CommandContext } from "../cli/command.js";
 import { CliError, errorLine } from "../cli/errors.js";
 import { keyKubeconfig } from "../keys/kubeconfig-file.js";

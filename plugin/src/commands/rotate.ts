@@ -2,7 +2,7 @@
 // vgate stores keys hashed, stored-key.ts); name, owner, scope, labels and the rest are kept. The old key stops working (up to the API server's 2-minute token
 // cache).
 
-import { generateAccessKey } from "../../../webhook/src/accesskeys/key-generation.js";
+import { generateAccessKey } from "../../../webhook/src/shared/key-generation.js";
 import type { Command, CommandContext } from "../cli/command.js";
 import { CliError } from "../cli/errors.js";
 import { specOf, updateWithRetry } from "../keys/conflict-retry.js";

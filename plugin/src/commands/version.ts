@@ -3,12 +3,12 @@
 
 import type { Command, CommandContext } from "../cli/command.js";
 import { CliError } from "../cli/errors.js";
-import { buildInfo } from "../../../webhook/src/version/build-info.js";
+import { buildInfo } from "../../../webhook/src/shared/build-info.js";
 import {
   formatVersion,
   VERSION_FORMAT_ERROR,
   versionFormat,
-} from "../../../webhook/src/version/version-output.js";
+} from "../../../webhook/src/shared/version-output.js";
 
 export const command: Command = {
   name: "version",

@@ -4,7 +4,7 @@
 // sends the key itself only when vgate says it stores keys plain (the ConfigMap vgate-info); when
 // it cannot tell, it sends the hash, which either storage mode accepts and logs in with.
 
-import { hashKey } from "../../../webhook/src/accesskeys/key-hash.js";
+import { hashKey } from "../../../webhook/src/shared/key-hash.js";
 import type { AccessKeyApi } from "../kube/api.js";
 
 export async function keyToSend(

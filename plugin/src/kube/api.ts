@@ -6,15 +6,16 @@ import {
   KubeTransport,
   TransportError,
   type KubeResponse,
-} from "../../../webhook/src/kube/transport.js";
+} from "../../../webhook/src/shared/transport.js";
 import {
   resourceIdentity,
   type ResourceIdentity,
-} from "../../../webhook/src/api/ownedaccesskey.js";
-import { KubeError } from "../../../webhook/src/api/status.js";
+} from "../../../webhook/src/shared/ownedaccesskey.js";
+import { KubeError } from "../../../webhook/src/shared/status.js";
+import { statusError } from "../../../webhook/src/shared/answer-error.js";
 import { goDuration } from "./go-duration.js";
 import { kubeconfigFix, systemErrorIn, systemErrorSentence } from "../os/system-errors.js";
-import { ConnectionError, KubeconfigError, ResourceTypeError, serverError } from "./errors.js";
+import { ConnectionError, KubeconfigError, ResourceTypeError } from "./errors.js";
 import type { Connection } from "./connect.js";
 
 /** An object as the API returns it. */
@@ -192,7 +193,7 @@ export class AccessKeyApi {
       const missing = await this.missingResourceType();
       if (missing) throw missing;
     }
-    throw serverError(res.status, res.body);
+    throw statusError(res.status, res.body);
   }
 
   /**
@@ -254,8 +255,9 @@ function namesAnObject(body: unknown): boolean {
   return typeof details?.name === "string" && details.name !== "";
 }
 
+/** The plugin's error for a request that got no answer, by the TransportError's `failure`. */
 function connectionError(err: TransportError, server: string): Error {
-  const message = err.message.replace(/^API server unreachable: /, "");
+  const message = err.detail;
   if (err.failure === "Kubeconfig") {
     // A file the kubeconfig names (a CA, a client certificate, a credential plugin) in words.
     const system = systemErrorIn(err.cause);

@@ -7,8 +7,12 @@ import { constants, existsSync } from "node:fs";
 import { access, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { delimiter, join } from "node:path";
-import { ClientConfig, type Cluster, type User } from "../../../webhook/src/kube/client-config.js";
-import { KubeConfigError, loadKubeConfig } from "../../../webhook/src/kube/kubeconfig.js";
+import {
+  ClientConfig,
+  type Cluster,
+  type User,
+} from "../../../webhook/src/shared/client-config.js";
+import { KubeConfigError, loadKubeConfig } from "../../../webhook/src/shared/kubeconfig.js";
 import { KubeconfigError } from "./errors.js";
 import {
   fileProblem,

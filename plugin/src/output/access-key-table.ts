@@ -9,8 +9,8 @@
 //   LAST ACTIVITY  status.lastActivity as a kubectl age ("5m"), or <never>
 //   TTL            spec.ttl as a duration ("30d"), "+idle" when it counts from the last activity
 
-import { ownPath } from "../../../webhook/src/accesskeys/json-fields.js";
-import { parseRfc3339 } from "../../../webhook/src/accesskeys/deletion.js";
+import { ownPath } from "../../../webhook/src/shared/own-path.js";
+import { parseRfc3339 } from "../../../webhook/src/shared/rfc3339.js";
 import { cell } from "./cells.js";
 import { isJsonObject } from "./go-values.js";
 import { humanDuration } from "./human-duration.js";

@@ -4,7 +4,7 @@
 // stored and whether it is weak. Text comes from the object with its secrets masked wherever they
 // are (mask.ts), one line of it per value, escaped for the terminal (cells.ts).
 
-import { ownPath } from "../../../webhook/src/accesskeys/json-fields.js";
+import { ownPath } from "../../../webhook/src/shared/own-path.js";
 import { exactDuration, NEVER, rfc3339, scopeEntries } from "./access-key-table.js";
 import { NONE, oneLine } from "./cells.js";
 import { isJsonObject } from "./go-values.js";
@@ -18,8 +18,8 @@ import {
   WEAK_KEY_LENGTH,
 } from "./key-status.js";
 import { maskSecrets } from "./mask.js";
-import { parseRfc3339 } from "../../../webhook/src/accesskeys/deletion.js";
-import { isStoredHash } from "../../../webhook/src/accesskeys/key-hash.js";
+import { parseRfc3339 } from "../../../webhook/src/shared/rfc3339.js";
+import { isStoredHash } from "../../../webhook/src/shared/key-hash.js";
 import { DESCRIBE_SETTINGS, tabwrite } from "./tabwriter.js";
 
 const str = (object: unknown, ...path: string[]): string | undefined => {

@@ -1,17 +1,17 @@
 // Whether a key works at a given moment (decision 10, docs/decisions.md). The rule itself lives in
-// webhook/src/accesskeys/expiry.ts, shared with the token webhook; the printers import it from here.
+// webhook/src/shared/key-expiry.ts, shared with the token webhook; the printers import it from here.
 // On top of it the printers show a working key that is too short as Weak (docs/decisions.md OAK-34).
 
-import { ownPath } from "../../../webhook/src/accesskeys/json-fields.js";
-import { isStoredHash, MIN_KEY_LENGTH } from "../../../webhook/src/accesskeys/key-hash.js";
-import { keyStatus, type KeyStatus } from "../../../webhook/src/accesskeys/expiry.js";
+import { ownPath } from "../../../webhook/src/shared/own-path.js";
+import { isStoredHash, MIN_KEY_LENGTH } from "../../../webhook/src/shared/key-hash.js";
+import { keyStatus, type KeyStatus } from "../../../webhook/src/shared/key-expiry.js";
 
 export {
   keyStatus,
   ttlBase,
   ttlSeconds,
   type KeyStatus,
-} from "../../../webhook/src/accesskeys/expiry.js";
+} from "../../../webhook/src/shared/key-expiry.js";
 
 /** Keys shorter than this are weak (the minimum the server asks of new keys). */
 export const WEAK_KEY_LENGTH = MIN_KEY_LENGTH;

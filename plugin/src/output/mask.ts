@@ -16,13 +16,13 @@
 // string inside a string (`"abc"`); as a substring it would mask unrelated text all over. --show-key turns all of it off but the identity provider's
 // secrets, which are always masked.
 
-import { ownPath } from "../../../webhook/src/accesskeys/json-fields.js";
+import { ownPath } from "../../../webhook/src/shared/own-path.js";
 import {
   HASH_PREFIX,
   hashKey,
   isStoredHash,
   tokenDigest,
-} from "../../../webhook/src/accesskeys/key-hash.js";
+} from "../../../webhook/src/shared/key-hash.js";
 import { isJsonObject, type JsonObject } from "./go-values.js";
 
 /** What a masked secret reads as; never a valid key (keys are URL-safe base64 or sha256:<hex>). */

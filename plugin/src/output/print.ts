@@ -14,7 +14,7 @@
 // DEL, C1 and bidirectional characters as \u escapes too, and -o yaml double-quotes and escapes
 // them.
 
-import { goQuote } from "../../../webhook/src/api/go-quote.js";
+import { goQuote } from "../../../webhook/src/shared/go-quote.js";
 import { OutputError, parseErrorMessage, type OutputFormat } from "./format.js";
 import { tableHeaders, tableRow } from "./access-key-table.js";
 import { printCustomColumns } from "./custom-columns.js";

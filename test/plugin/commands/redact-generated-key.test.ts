@@ -2,7 +2,7 @@
 // from a server answer: main.ts prints every error line through the context's redaction.
 
 import assert from "node:assert/strict";
-import { hashKey } from "../../../webhook/src/accesskeys/key-hash.js";
+import { hashKey } from "../../../webhook/src/shared/key-hash.js";
 import { CommandContext } from "../../../plugin/src/cli/command.js";
 import { errorLine, KubeError } from "../../../plugin/src/cli/errors.js";
 

@@ -265,7 +265,7 @@ const SORT_KEYS = [
         const kube = await kubectlOut(["-l", LABEL, "--no-headers", `--sort-by=${sortBy}`]);
         const table = ours(items, opts(undefined, { noHeaders: true, sortBy }), true);
         if (sortBy === ".spec.nope") {
-          // kubectl 1.32 prints no rows (and "No resources found"); we say why, as for -o name.
+          // kubectl prints no rows (and "No resources found"); we say why, as for -o name.
           assert.equal(kube, "");
           assert.match(table, /^ERR error: couldn't find any field with path "\{\.spec\.nope\}"/);
           return;

@@ -1,12 +1,13 @@
-// The real kubectl as an oracle for printing one object, without a cluster:
-// `kubectl label --local -f FILE b=2 --overwrite -o FORMAT` reads the object, sets a label it
-// already has (so nothing changes) and prints it with kubectl's own printers. Objects given here
-// must carry the label b=2.
+// The real kubectl (of the cluster's version: test/support/kubectl.ts) as an oracle for printing
+// one object, without a cluster: `kubectl label --local -f FILE b=2 --overwrite -o FORMAT` reads
+// the object, sets a label it already has (so nothing changes) and prints it with kubectl's own
+// printers. Objects given here must carry the label b=2.
 
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { KUBECTL_COMMAND } from "../../support/kubectl.js";
 
 export interface LocalRun {
   code: number;
@@ -33,7 +34,7 @@ export function kubectlPrintText(text: string, output: string): Promise<LocalRun
   writeFileSync(file, text);
   return new Promise((resolve) => {
     execFile(
-      "kubectl",
+      KUBECTL_COMMAND,
       [
         "label",
         "--local",

@@ -1,7 +1,8 @@
 // Golden tests for the human-readable output (the list table, -o wide, --no-headers, --sort-by,
 // describe, custom columns) at a fixed "now", and the rules around it: keys never shown, kubectl's
 // empty-list behaviour, hostile cell contents. Regenerate the golden files after a deliberate
-// change with UPDATE_GOLDEN=1 and review the diff.
+// change with UPDATE_GOLDEN=1 and review the diff; golden-kubectl.test.ts checks the tables and
+// custom columns against kubectl's own output, so a regenerated golden cannot drift from kubectl.
 
 import { strict as assert } from "node:assert";
 import { existsSync, writeFileSync } from "node:fs";

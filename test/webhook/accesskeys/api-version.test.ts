@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "mocha";
-import { fieldErrorText } from "../../../webhook/src/api/field-errors.js";
-import { resourceIdentity } from "../../../webhook/src/api/ownedaccesskey.js";
+import { fieldErrorText } from "../../../webhook/src/shared/field-errors.js";
+import { resourceIdentity } from "../../../webhook/src/shared/ownedaccesskey.js";
 import { validateTypeMeta } from "../../../webhook/src/accesskeys/api-version.js";
 
 const identity = resourceIdentity();

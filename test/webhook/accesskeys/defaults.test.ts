@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { describe, it } from "mocha";
-import type { OwnedAccessKey } from "../../../webhook/src/api/ownedaccesskey.js";
+import type { OwnedAccessKey } from "../../../webhook/src/shared/ownedaccesskey.js";
 import { applyCreateDefaults } from "../../../webhook/src/accesskeys/defaults.js";
 
 const req = { username: "alice", name: "ci-key" };

@@ -1,12 +1,10 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { describe, it } from "mocha";
-import { fieldErrorText } from "../../../webhook/src/api/field-errors.js";
-import type { ObjectMeta } from "../../../webhook/src/api/ownedaccesskey.js";
-import {
-  parseRfc3339,
-  validateDeletionTimestamp,
-} from "../../../webhook/src/accesskeys/deletion.js";
+import { fieldErrorText } from "../../../webhook/src/shared/field-errors.js";
+import type { ObjectMeta } from "../../../webhook/src/shared/ownedaccesskey.js";
+import { validateDeletionTimestamp } from "../../../webhook/src/accesskeys/deletion.js";
+import { parseRfc3339 } from "../../../webhook/src/shared/rfc3339.js";
 
 const meta = (m: Record<string, unknown>): ObjectMeta => m as ObjectMeta;
 const texts = (m: Record<string, unknown>, old: Record<string, unknown> | null): string[] =>

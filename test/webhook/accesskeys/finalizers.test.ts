@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { describe, it } from "mocha";
-import { fieldErrorText } from "../../../webhook/src/api/field-errors.js";
-import type { ObjectMeta } from "../../../webhook/src/api/ownedaccesskey.js";
+import { fieldErrorText } from "../../../webhook/src/shared/field-errors.js";
+import type { ObjectMeta } from "../../../webhook/src/shared/ownedaccesskey.js";
 import {
   finalizerWarnings,
   validateFinalizers,
 } from "../../../webhook/src/accesskeys/finalizers.js";
-import { goQuote } from "../../../webhook/src/api/go-quote.js";
+import { goQuote } from "../../../webhook/src/shared/go-quote.js";
 
 const meta = (m: Record<string, unknown>): ObjectMeta => m as ObjectMeta;
 const texts = (m: Record<string, unknown>, old: Record<string, unknown> | null = null): string[] =>

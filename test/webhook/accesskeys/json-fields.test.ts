@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "mocha";
-import { fieldErrorText, OMIT_VALUE } from "../../../webhook/src/api/field-errors.js";
+import { fieldErrorText, OMIT_VALUE } from "../../../webhook/src/shared/field-errors.js";
 import {
   checkBoolean,
   checkFields,
@@ -11,8 +11,8 @@ import {
   checkStringMap,
   isSet,
   own,
-  ownPath,
 } from "../../../webhook/src/accesskeys/json-fields.js";
+import { ownPath } from "../../../webhook/src/shared/own-path.js";
 
 const texts = (errors: { field: string }[]): string[] =>
   errors.map((e) => fieldErrorText(e as Parameters<typeof fieldErrorText>[0]));

@@ -5,8 +5,11 @@
 
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { fieldErrorText } from "../../../webhook/src/api/field-errors.js";
-import { resourceIdentity, type OwnedAccessKey } from "../../../webhook/src/api/ownedaccesskey.js";
+import { fieldErrorText } from "../../../webhook/src/shared/field-errors.js";
+import {
+  resourceIdentity,
+  type OwnedAccessKey,
+} from "../../../webhook/src/shared/ownedaccesskey.js";
 import {
   exposureErrors,
   hashLastApplied,
@@ -14,7 +17,7 @@ import {
   lastAppliedErrors,
   plaintextKeys,
 } from "../../../webhook/src/accesskeys/key-exposure.js";
-import { hashKey } from "../../../webhook/src/accesskeys/key-hash.js";
+import { hashKey } from "../../../webhook/src/shared/key-hash.js";
 import {
   duplicateCheckUnavailable,
   keyStorageErrors,

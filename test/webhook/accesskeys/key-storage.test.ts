@@ -3,9 +3,12 @@
 
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { resourceIdentity, type OwnedAccessKey } from "../../../webhook/src/api/ownedaccesskey.js";
-import { fieldErrorText } from "../../../webhook/src/api/field-errors.js";
-import { hashKey } from "../../../webhook/src/accesskeys/key-hash.js";
+import {
+  resourceIdentity,
+  type OwnedAccessKey,
+} from "../../../webhook/src/shared/ownedaccesskey.js";
+import { fieldErrorText } from "../../../webhook/src/shared/field-errors.js";
+import { hashKey } from "../../../webhook/src/shared/key-hash.js";
 import { hashStoredKey, keyStorageErrors } from "../../../webhook/src/accesskeys/key-storage.js";
 import { mutateKey } from "../../../webhook/src/accesskeys/mutate.js";
 import type { KeyRequest, KeyStorage } from "../../../webhook/src/accesskeys/request.js";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { describe, it } from "mocha";
-import { fieldErrorText } from "../../../webhook/src/api/field-errors.js";
+import { fieldErrorText } from "../../../webhook/src/shared/field-errors.js";
 import { validateManagedFields } from "../../../webhook/src/accesskeys/managed-fields.js";
 
 const entry = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({

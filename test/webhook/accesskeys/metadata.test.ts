@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { describe, it } from "mocha";
-import { fieldErrorText } from "../../../webhook/src/api/field-errors.js";
-import { resourceIdentity, type OwnedAccessKey } from "../../../webhook/src/api/ownedaccesskey.js";
+import { fieldErrorText } from "../../../webhook/src/shared/field-errors.js";
+import {
+  resourceIdentity,
+  type OwnedAccessKey,
+} from "../../../webhook/src/shared/ownedaccesskey.js";
 import { metadataWarnings, validateMetadata } from "../../../webhook/src/accesskeys/metadata.js";
 import type { Operation } from "../../../webhook/src/admission/review.js";
 import type { KeyRequest } from "../../../webhook/src/accesskeys/request.js";

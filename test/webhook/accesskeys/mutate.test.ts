@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
-import { resourceIdentity, type OwnedAccessKey } from "../../../webhook/src/api/ownedaccesskey.js";
+import {
+  resourceIdentity,
+  type OwnedAccessKey,
+} from "../../../webhook/src/shared/ownedaccesskey.js";
 import { mutateKey } from "../../../webhook/src/accesskeys/mutate.js";
 import type { KeyRequest } from "../../../webhook/src/accesskeys/request.js";
 import type { KubeApi } from "../../../webhook/src/kube/ports.js";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { describe, it } from "mocha";
-import { fieldErrorText } from "../../../webhook/src/api/field-errors.js";
-import type { ObjectMeta } from "../../../webhook/src/api/ownedaccesskey.js";
+import { fieldErrorText } from "../../../webhook/src/shared/field-errors.js";
+import type { ObjectMeta } from "../../../webhook/src/shared/ownedaccesskey.js";
 import {
   dns1123LabelErrors,
   dns1123SubdomainErrors,

@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "mocha";
-import { resourceIdentity, type OwnedAccessKey } from "../../../webhook/src/api/ownedaccesskey.js";
+import {
+  resourceIdentity,
+  type OwnedAccessKey,
+} from "../../../webhook/src/shared/ownedaccesskey.js";
 import { checkOwnership } from "../../../webhook/src/accesskeys/ownership.js";
 import type { Operation } from "../../../webhook/src/admission/review.js";
 import type { KeyRequest } from "../../../webhook/src/accesskeys/request.js";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { describe, it } from "mocha";
-import { fieldErrorText } from "../../../webhook/src/api/field-errors.js";
+import { fieldErrorText } from "../../../webhook/src/shared/field-errors.js";
 import { resourcesOverlap, validateRules } from "../../../webhook/src/accesskeys/policy-rules.js";
 
 const errorsFor = (rules: unknown): string[] =>

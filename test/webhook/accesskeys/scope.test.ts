@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "mocha";
-import { fieldErrorText } from "../../../webhook/src/api/field-errors.js";
+import { fieldErrorText } from "../../../webhook/src/shared/field-errors.js";
 import {
   KNOWN_ROLES,
   scopeWarnings,

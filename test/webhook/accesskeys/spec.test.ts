@@ -5,7 +5,7 @@ import {
   fieldErrorText,
   OMIT_VALUE,
   type FieldError,
-} from "../../../webhook/src/api/field-errors.js";
+} from "../../../webhook/src/shared/field-errors.js";
 import { isRfc3339, validateSpec } from "../../../webhook/src/accesskeys/spec.js";
 
 const texts = (errors: FieldError[]): string[] => errors.map(fieldErrorText);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fastJsonPatch from "fast-json-patch";
-import { newForbidden } from "../../../webhook/src/api/status.js";
+import { newForbidden } from "../../../webhook/src/shared/status.js";
 import { allow, allowWithPatch, deny } from "../../../webhook/src/admission/respond.js";
 
 describe("admission responses", () => {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { KubeError } from "../../../webhook/src/api/status.js";
+import { KubeError } from "../../../webhook/src/shared/status.js";
 import { decodeAdmissionReview } from "../../../webhook/src/admission/review.js";
 import { fixture } from "../../support/fixtures.js";
 import { review } from "../../support/reviews.js";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "mocha";
-import type { OwnedAccessKey } from "../../../webhook/src/api/ownedaccesskey.js";
+import type { OwnedAccessKey } from "../../../webhook/src/shared/ownedaccesskey.js";
 import {
   ActivityRecorder,
   flushIntervalFor,

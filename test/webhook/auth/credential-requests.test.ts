@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import type { OwnedAccessKey } from "../../../webhook/src/api/ownedaccesskey.js";
+import type { OwnedAccessKey } from "../../../webhook/src/shared/ownedaccesskey.js";
 import {
   credentialClass,
   explicitlyAllows,

@@ -1,7 +1,7 @@
 // What the token webhook's tests share: a stand-in for the OwnedAccessKey watch cache, and keys
 // shaped as the API server stores them.
 
-import type { OwnedAccessKey } from "../../../webhook/src/api/ownedaccesskey.js";
+import type { OwnedAccessKey } from "../../../webhook/src/shared/ownedaccesskey.js";
 import type { KeysByName } from "../../../webhook/src/auth/contracts.js";
 
 /** A stand-in for the watch cache. */

@@ -11,8 +11,8 @@ import { randomBytes } from "node:crypto";
 import { repoFile } from "../../support/fixtures.js";
 import { writeKubeconfig } from "../../support/kube/kubeconfig-file.js";
 import {
-  HAVE_KUBECTL,
-  KUBECTL_SKIP_REASON,
+  HAVE_ANY_KUBECTL,
+  ANY_KUBECTL_SKIP_REASON,
   kubectlFor,
   type Kubectl,
 } from "../../support/kubectl.js";
@@ -217,8 +217,8 @@ const sha256 = (s: string): string => `sha256:${createHash("sha256").update(s).d
       return JSON.stringify(res.body);
     }
 
-    (HAVE_KUBECTL ? describe : describe.skip)(
-      `no plaintext key at rest: kubectl's last-applied-configuration${KUBECTL_SKIP_REASON}`,
+    (HAVE_ANY_KUBECTL ? describe : describe.skip)(
+      `no plaintext key at rest: kubectl's last-applied-configuration${ANY_KUBECTL_SKIP_REASON}`,
       () => {
         const ways: [string, (name: string, key: string) => Promise<void>][] = [
           [

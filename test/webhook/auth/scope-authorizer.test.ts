@@ -5,7 +5,7 @@ import type {
   AccessKeyScope,
   OwnedAccessKey,
   OwnedAccessKeySpec,
-} from "../../../webhook/src/api/ownedaccesskey.js";
+} from "../../../webhook/src/shared/ownedaccesskey.js";
 import type { NamespaceLabels } from "../../../webhook/src/auth/contracts.js";
 import type {
   RequestAttributes,

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, it } from "mocha";
-import type { OwnedAccessKey } from "../../../webhook/src/api/ownedaccesskey.js";
-import { KubeError } from "../../../webhook/src/api/status.js";
+import type { OwnedAccessKey } from "../../../webhook/src/shared/ownedaccesskey.js";
+import { KubeError } from "../../../webhook/src/shared/status.js";
 import type { KeysByName, NamespaceLabels } from "../../../webhook/src/auth/contracts.js";
 import { builtInRoles } from "../../../webhook/src/auth/roles.js";
 import {

@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { describe, it } from "mocha";
 import { accessKey, FakeKeys } from "./fake-keys.js";
-import type { OwnedAccessKey } from "../../../webhook/src/api/ownedaccesskey.js";
-import { KubeError } from "../../../webhook/src/api/status.js";
+import type { OwnedAccessKey } from "../../../webhook/src/shared/ownedaccesskey.js";
+import { KubeError } from "../../../webhook/src/shared/status.js";
 import { accessKeyExtra } from "../../../webhook/src/auth/contracts.js";
-import { hashKey } from "../../../webhook/src/accesskeys/key-hash.js";
+import { hashKey } from "../../../webhook/src/shared/key-hash.js";
 import { KeyIndex } from "../../../webhook/src/auth/key-index.js";
 import {
   decodeTokenReview,

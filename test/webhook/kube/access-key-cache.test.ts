@@ -6,8 +6,8 @@
 
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { KubeError } from "../../../webhook/src/api/status.js";
-import { resourceIdentity } from "../../../webhook/src/api/ownedaccesskey.js";
+import { KubeError } from "../../../webhook/src/shared/status.js";
+import { resourceIdentity } from "../../../webhook/src/shared/ownedaccesskey.js";
 import {
   AccessKeyCache,
   backoff,
@@ -18,8 +18,8 @@ import {
   withoutBookkeeping,
 } from "../../../webhook/src/kube/access-key-cache.js";
 import { ApiClient, type ApiClientOptions } from "../../../webhook/src/kube/api-client.js";
-import { loadKubeConfig } from "../../../webhook/src/kube/kubeconfig.js";
-import { KubeTransport, type KubeResponse } from "../../../webhook/src/kube/transport.js";
+import { loadKubeConfig } from "../../../webhook/src/shared/kubeconfig.js";
+import { KubeTransport, type KubeResponse } from "../../../webhook/src/shared/transport.js";
 import { installAccessKeyCrd, sharedCluster, type VgateCluster } from "../../support/cluster.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
 import type { FaultProxy, RecordedRequest } from "../../support/kube/fault-proxy.js";

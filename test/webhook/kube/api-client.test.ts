@@ -9,15 +9,15 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { UserInfo } from "../../../webhook/src/api/user-info.js";
-import { KubeError } from "../../../webhook/src/api/status.js";
-import { resourceIdentity } from "../../../webhook/src/api/ownedaccesskey.js";
+import { KubeError } from "../../../webhook/src/shared/status.js";
+import { resourceIdentity } from "../../../webhook/src/shared/ownedaccesskey.js";
 import {
   ApiClient,
   reviewStatus,
   subjectAccessReviewBody,
   type ApiClientOptions,
 } from "../../../webhook/src/kube/api-client.js";
-import { loadKubeConfig } from "../../../webhook/src/kube/kubeconfig.js";
+import { loadKubeConfig } from "../../../webhook/src/shared/kubeconfig.js";
 import type { ResourceAttributes } from "../../../webhook/src/kube/ports.js";
 import { installAccessKeyCrd, sharedCluster, type VgateCluster } from "../../support/cluster.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { KubeError } from "../../../webhook/src/api/status.js";
+import { KubeError } from "../../../webhook/src/shared/status.js";
 import {
   assertJsonDepth,
   assertValueDepth,

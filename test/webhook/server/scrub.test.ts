@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { newInvalid, type Status } from "../../../webhook/src/api/status.js";
-import { formatValue, invalid } from "../../../webhook/src/api/field-errors.js";
+import { newInvalid, type Status } from "../../../webhook/src/shared/status.js";
+import { formatValue, invalid } from "../../../webhook/src/shared/field-errors.js";
 import { allow, deny } from "../../../webhook/src/admission/respond.js";
 import { redactCredentials, REDACTED } from "../../../webhook/src/server/redact.js";
 import {

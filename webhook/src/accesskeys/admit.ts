@@ -1,8 +1,8 @@
 // Turns an AdmissionRequest for ownedaccesskeys into an AdmissionReview response, for the mutating
 // and the validating route. No answer quotes a key the request holds (keyHider).
 
-import type { OwnedAccessKey, ResourceIdentity } from "../api/ownedaccesskey.js";
-import { asKubeError, newBadRequest, type Status } from "../api/status.js";
+import type { OwnedAccessKey, ResourceIdentity } from "../shared/ownedaccesskey.js";
+import { asKubeError, newBadRequest, type Status } from "../shared/status.js";
 import { allow, allowWithPatch, deny } from "../admission/respond.js";
 import type { AdmissionRequest, AdmissionReviewResponse } from "../admission/review.js";
 import type { KubeApi } from "../kube/ports.js";

@@ -1,8 +1,8 @@
 // apiVersion and kind. Only management.<group-domain>/v1 OwnedAccessKey exists, and anything else
 // is denied with a message naming it (docs/decisions.md OAK-1).
 
-import { notSupported, required, type FieldError } from "../api/field-errors.js";
-import type { ResourceIdentity } from "../api/ownedaccesskey.js";
+import { notSupported, required, type FieldError } from "../shared/field-errors.js";
+import type { ResourceIdentity } from "../shared/ownedaccesskey.js";
 import { isAbsent, isObject, own, wrongType } from "./json-fields.js";
 
 /** Checks `apiVersion` and `kind` of an object against the one served version. */

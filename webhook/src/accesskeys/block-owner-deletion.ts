@@ -3,8 +3,8 @@
 // mapping the owner's apiVersion/kind to its resource through discovery. A denial is 422 Invalid
 // with a FieldValueForbidden cause, keeping kube's wording so people can search for it.
 
-import { forbidden, type FieldError } from "../api/field-errors.js";
-import type { OwnerReference } from "../api/ownedaccesskey.js";
+import { forbidden, type FieldError } from "../shared/field-errors.js";
+import type { OwnerReference } from "../shared/ownedaccesskey.js";
 import type { KubeApi } from "../kube/ports.js";
 import { newlyBlockingOwnerReferences } from "./owner-references.js";
 import type { KeyRequest } from "./request.js";

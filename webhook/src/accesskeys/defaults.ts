@@ -3,9 +3,9 @@
 // field is only filled when it is missing or "": a value of the wrong type is left for validation
 // to reject.
 
-import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
+import type { OwnedAccessKey } from "../shared/ownedaccesskey.js";
 import { isObject, own, type JsonObject } from "./json-fields.js";
-import { generateAccessKey } from "./key-generation.js";
+import { generateAccessKey } from "../shared/key-generation.js";
 
 export interface DefaultsRequest {
   /** The requesting user (request.userInfo.username). */

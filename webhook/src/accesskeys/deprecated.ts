@@ -2,7 +2,8 @@
 // adds an AdmissionResponse warning naming its replacement. kube advises warnings under ~120
 // characters (docs/reference.md#kube-admission-review).
 
-import { isSet, ownPath } from "./json-fields.js";
+import { isSet } from "./json-fields.js";
+import { ownPath } from "../shared/own-path.js";
 
 interface Deprecation {
   readonly path: readonly string[];

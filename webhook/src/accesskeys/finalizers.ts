@@ -2,9 +2,9 @@
 // ValidateNoNewFinalizers, and the warnings the custom-resource strategy gives for newly added
 // finalizers without a domain (apiextensions-apiserver customresource/validator.go).
 
-import { forbidden, invalid, type FieldError } from "../api/field-errors.js";
-import { goQuote } from "../api/go-quote.js";
-import type { ObjectMeta } from "../api/ownedaccesskey.js";
+import { forbidden, invalid, type FieldError } from "../shared/field-errors.js";
+import { goQuote } from "../shared/go-quote.js";
+import type { ObjectMeta } from "../shared/ownedaccesskey.js";
 import { isAbsent, wrongType } from "./json-fields.js";
 import { qualifiedNameErrors } from "./names.js";
 

@@ -5,9 +5,10 @@
 // value is accepted here too; a different value is rejected (docs/decisions.md OAK-5) instead of
 // being silently reverted.
 
-import { invalid, type FieldError } from "../api/field-errors.js";
-import type { ObjectMeta } from "../api/ownedaccesskey.js";
-import { parseRfc3339, RFC3339_MESSAGE } from "./deletion.js";
+import { invalid, type FieldError } from "../shared/field-errors.js";
+import type { ObjectMeta } from "../shared/ownedaccesskey.js";
+import { RFC3339_MESSAGE } from "./deletion.js";
+import { parseRfc3339 } from "../shared/rfc3339.js";
 import { isAbsent, wrongType } from "./json-fields.js";
 
 /** apimachinery's FieldImmutableErrorMsg. */

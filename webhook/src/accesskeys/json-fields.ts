@@ -2,7 +2,7 @@
 // sent, so any field may hold any JSON type. A wrong type becomes a TypeInvalid field error worded
 // like the CRD schema validator's (`must be of type string`); it never throws.
 
-import { OMIT_VALUE, typeInvalid, type FieldError } from "../api/field-errors.js";
+import { OMIT_VALUE, typeInvalid, type FieldError } from "../shared/field-errors.js";
 import { isObject, type JsonObject } from "../shared/json.js";
 
 export { isObject, type JsonObject };
@@ -14,16 +14,6 @@ export type FieldCheck = (value: unknown, path: string) => FieldError[];
 /** An own property only: `__proto__`, `constructor` and other prototype members never count. */
 export function own(obj: Readonly<Record<string, unknown>>, key: string): unknown {
   return Object.hasOwn(obj, key) ? obj[key] : undefined;
-}
-
-/** `obj.a.b…` through own properties of plain objects; undefined when any step is missing. */
-export function ownPath(obj: unknown, keys: readonly string[]): unknown {
-  let current = obj;
-  for (const key of keys) {
-    if (!isObject(current)) return undefined;
-    current = own(current, key);
-  }
-  return current;
 }
 
 /**

@@ -7,8 +7,8 @@
 // and every token of a string whose SHA-256 is the stored hash, not by field name. No answer
 // quotes the key: where it is part of a name or a field path, it is hidden (keyHider).
 
-import { forbidden, type FieldError } from "../api/field-errors.js";
-import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
+import { forbidden, type FieldError } from "../shared/field-errors.js";
+import type { OwnedAccessKey } from "../shared/ownedaccesskey.js";
 import {
   digestsEqual,
   hashKey,
@@ -16,7 +16,7 @@ import {
   MIN_KEY_LENGTH,
   storedDigest,
   tokenDigest,
-} from "./key-hash.js";
+} from "../shared/key-hash.js";
 import { isObject, own } from "./json-fields.js";
 
 export const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";

@@ -4,11 +4,17 @@
 // client keeps the key it made (kubectl accesskey create and rotate make their own). Either way no
 // two keys may share a key: the token webhook could not tell their owners apart.
 
-import { OMIT_VALUE, required, invalid, type FieldError } from "../api/field-errors.js";
-import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
-import { newServiceUnavailable, type KubeError } from "../api/status.js";
+import { OMIT_VALUE, required, invalid, type FieldError } from "../shared/field-errors.js";
+import type { OwnedAccessKey } from "../shared/ownedaccesskey.js";
+import { newServiceUnavailable, type KubeError } from "../shared/status.js";
 import { exposureErrors, lastAppliedErrors } from "./key-exposure.js";
-import { digestsEqual, hashKey, isStoredHash, MIN_KEY_LENGTH, storedDigest } from "./key-hash.js";
+import {
+  digestsEqual,
+  hashKey,
+  isStoredHash,
+  MIN_KEY_LENGTH,
+  storedDigest,
+} from "../shared/key-hash.js";
 import { isObject, own } from "./json-fields.js";
 import type { KeyRequest } from "./request.js";
 

@@ -3,7 +3,7 @@
 // client, so the maps are only read through Object.entries: a `__proto__` key is an ordinary
 // (invalid) key here.
 
-import { invalid, tooLong, type FieldError } from "../api/field-errors.js";
+import { invalid, tooLong, type FieldError } from "../shared/field-errors.js";
 import { isAbsent, isObject, wrongType } from "./json-fields.js";
 import { labelValueErrors, qualifiedNameErrors } from "./names.js";
 

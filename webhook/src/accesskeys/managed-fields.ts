@@ -3,7 +3,7 @@
 // replaces undecodable entries before admission, so this matters mostly when the webhook is used on
 // its own; docs/decisions.md OAK-5 asks for it either way.
 
-import { invalid, tooLong, type FieldError } from "../api/field-errors.js";
+import { invalid, tooLong, type FieldError } from "../shared/field-errors.js";
 import {
   checkFields,
   checkObject,

@@ -4,8 +4,8 @@
 // UPDATE through the generic registry) and ValidateObjectMetaAccessorUpdate (UPDATE) check, plus
 // the deletionTimestamp lifecycle.
 
-import { required, type FieldError } from "../api/field-errors.js";
-import type { ObjectMeta } from "../api/ownedaccesskey.js";
+import { required, type FieldError } from "../shared/field-errors.js";
+import type { ObjectMeta } from "../shared/ownedaccesskey.js";
 import { validateDeletionTimestamp } from "./deletion.js";
 import { finalizerWarnings, validateFinalizers } from "./finalizers.js";
 import { validateGeneration, validateImmutableMetadata } from "./immutable.js";

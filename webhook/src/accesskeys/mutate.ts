@@ -3,17 +3,17 @@
 // AlreadyExists, retry after 1 s), rejects an explicit name that already exists, and fills in the
 // defaults of docs/decisions.md OAK-8.
 
-import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
+import type { OwnedAccessKey } from "../shared/ownedaccesskey.js";
 import {
   newAlreadyExists,
   newGenerateNameConflict,
   newInvalid,
   type KubeError,
-} from "../api/status.js";
+} from "../shared/status.js";
 import type { KubeApi } from "../kube/ports.js";
 import { applyCreateDefaults } from "./defaults.js";
 import { findFreeName } from "./generate-name.js";
-import { generateAccessKey } from "./key-generation.js";
+import { generateAccessKey } from "../shared/key-generation.js";
 import { exposureErrors, hashLastApplied, plaintextKeys } from "./key-exposure.js";
 import { hashStoredKey } from "./key-storage.js";
 import type { KeyRequest } from "./request.js";

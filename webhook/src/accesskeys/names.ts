@@ -3,8 +3,8 @@
 // and values, apiserver's path-segment rule). Custom resources such as OwnedAccessKey use
 // NameIsDNSSubdomain, and OwnedAccessKey is cluster-scoped (docs/reference.md#kube-object-names).
 
-import { forbidden, invalid, required, type FieldError } from "../api/field-errors.js";
-import type { ObjectMeta } from "../api/ownedaccesskey.js";
+import { forbidden, invalid, required, type FieldError } from "../shared/field-errors.js";
+import type { ObjectMeta } from "../shared/ownedaccesskey.js";
 import { isAbsent, wrongType } from "./json-fields.js";
 
 const DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";

@@ -3,8 +3,8 @@
 // OwnerReferencesPermissionEnforcement plugin (docs/reference.md#kube-owner-reference-permission),
 // and the API server's duplicate-entry warning.
 
-import { invalid, type FieldError } from "../api/field-errors.js";
-import type { OwnerReference } from "../api/ownedaccesskey.js";
+import { invalid, type FieldError } from "../shared/field-errors.js";
+import type { OwnerReference } from "../shared/ownedaccesskey.js";
 import { isAbsent, isObject, own, wrongType, type JsonObject } from "./json-fields.js";
 
 const PATH = "metadata.ownerReferences";

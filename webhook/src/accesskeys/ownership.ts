@@ -3,10 +3,11 @@
 // subject or groups: those would let a caller act as someone else or add groups to their own
 // identity.
 
-import { formatValue } from "../api/field-errors.js";
-import { newForbidden, type KubeError } from "../api/status.js";
-import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
-import { isObject, isSet, own, ownPath } from "./json-fields.js";
+import { formatValue } from "../shared/field-errors.js";
+import { newForbidden, type KubeError } from "../shared/status.js";
+import type { OwnedAccessKey } from "../shared/ownedaccesskey.js";
+import { isObject, isSet, own } from "./json-fields.js";
+import { ownPath } from "../shared/own-path.js";
 import type { KeyRequest } from "./request.js";
 
 /** null when the request may go ahead, otherwise a 403 Forbidden. */

@@ -2,7 +2,7 @@
 // shaped like an audit/RBAC PolicyRule, and we check it with the same semantics and, where kube has
 // one, kube's message (k8s.io/apiserver pkg/apis/audit/validation).
 
-import { invalid, notSupported, type FieldError } from "../api/field-errors.js";
+import { invalid, notSupported, type FieldError } from "../shared/field-errors.js";
 import {
   checkFields,
   checkObjectList,

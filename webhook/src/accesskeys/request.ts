@@ -2,7 +2,7 @@
 // data. Rules are pure functions of this.
 
 import type { Operation } from "../admission/review.js";
-import type { OwnedAccessKey, ResourceIdentity } from "../api/ownedaccesskey.js";
+import type { OwnedAccessKey, ResourceIdentity } from "../shared/ownedaccesskey.js";
 import type { UserInfo } from "../api/user-info.js";
 
 /** How spec.key is stored (--key-storage; docs/decisions.md OAK-14). */

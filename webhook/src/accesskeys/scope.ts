@@ -1,7 +1,7 @@
 // spec.scope: what a key may reach. Scope only narrows the owner's permissions, so the checks here
 // are about shape: every entry names its target, and `*` ("selects all …") is the only wildcard.
 
-import { invalid, required, type FieldError } from "../api/field-errors.js";
+import { invalid, required, type FieldError } from "../shared/field-errors.js";
 import {
   checkBoolean,
   checkFields,

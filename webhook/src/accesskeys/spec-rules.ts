@@ -1,10 +1,11 @@
 // The spec checks and warnings of one admission request, for the admission layer to call. Only
 // CREATE and UPDATE carry a new object to check.
 
-import { required, type FieldError } from "../api/field-errors.js";
+import { required, type FieldError } from "../shared/field-errors.js";
 import { validateTypeMeta } from "./api-version.js";
 import { deprecationWarnings } from "./deprecated.js";
-import { isObject, isSet, own, ownPath } from "./json-fields.js";
+import { isObject, isSet, own } from "./json-fields.js";
+import { ownPath } from "../shared/own-path.js";
 import type { KeyRequest } from "./request.js";
 import { scopeWarnings } from "./scope.js";
 import { validateSpec } from "./spec.js";

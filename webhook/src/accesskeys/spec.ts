@@ -3,8 +3,8 @@
 // timestamps and base64 []byte fields. Unknown fields are ignored because kube prunes them from CRD
 // objects. Secret values are never echoed in an error.
 
-import { invalid, notSupported, OMIT_VALUE, type FieldError } from "../api/field-errors.js";
-import { ACCESS_KEY_TYPES } from "../api/ownedaccesskey.js";
+import { invalid, notSupported, OMIT_VALUE, type FieldError } from "../shared/field-errors.js";
+import { ACCESS_KEY_TYPES } from "../shared/ownedaccesskey.js";
 import {
   checkBoolean,
   checkFields,

@@ -2,7 +2,7 @@
 // blockOwnerDeletion permission check, in that order. Returns a decision; the admission layer turns
 // it into a response.
 
-import { newInvalid, type KubeError } from "../api/status.js";
+import { newInvalid, type KubeError } from "../shared/status.js";
 import type { KubeApi } from "../kube/ports.js";
 import { checkBlockOwnerDeletion } from "./block-owner-deletion.js";
 import { metadataWarnings, validateMetadata } from "./metadata.js";

@@ -2,7 +2,7 @@
 // these functions so uid echo, status shape and patch encoding are the same everywhere.
 
 import fastJsonPatch from "fast-json-patch";
-import type { KubeError } from "../api/status.js";
+import type { KubeError } from "../shared/status.js";
 import {
   ADMISSION_API_VERSION,
   type AdmissionResponse,

@@ -1,8 +1,8 @@
 // AdmissionReview admission.k8s.io/v1: the wire types and a strict decoder. Anything that is not a
 // well-formed v1 AdmissionReview is a 400 with a message that says what is wrong, never a crash.
 
-import { newBadRequest } from "../api/status.js";
-import type { Status } from "../api/status.js";
+import { newBadRequest } from "../shared/status.js";
+import type { Status } from "../shared/status.js";
 import type { UserInfo } from "../api/user-info.js";
 import { isObject } from "../shared/json.js";
 

@@ -6,10 +6,10 @@
 // same object only one write lands and the other is a conflict, dropped. The writer and the cache
 // are supplied by the shell.
 
-import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
-import { parseRfc3339 } from "../accesskeys/deletion.js";
-import { expiresAt } from "../accesskeys/expiry.js";
-import { ownPath } from "../accesskeys/json-fields.js";
+import type { OwnedAccessKey } from "../shared/ownedaccesskey.js";
+import { parseRfc3339 } from "../shared/rfc3339.js";
+import { expiresAt } from "../shared/key-expiry.js";
+import { ownPath } from "../shared/own-path.js";
 
 /** What a write sets in status: the last activity, the weakKey flag, or both. */
 export interface ActivityStatus {

@@ -9,8 +9,8 @@
 //   kube's authentication.kubernetes.io/credential-id -> [ACCESSKEYID=<key-id>], so audit events
 //   name the credential.
 
-import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
-import { storedDigest } from "../accesskeys/key-hash.js";
+import type { OwnedAccessKey } from "../shared/ownedaccesskey.js";
+import { storedDigest } from "../shared/key-hash.js";
 import {
   accessKeyExtra,
   accessKeyIdExtra,

@@ -2,9 +2,9 @@
 // token is hashed once and found with one Map lookup, so the cost does not depend on the number
 // of keys. The index keeps only digests and names; the objects stay in the cache (source.get).
 
-import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
+import type { OwnedAccessKey } from "../shared/ownedaccesskey.js";
 import type { KeysByName } from "./contracts.js";
-import { digestsEqual, storedDigest, tokenDigest } from "../accesskeys/key-hash.js";
+import { digestsEqual, storedDigest, tokenDigest } from "../shared/key-hash.js";
 
 export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED";
 

@@ -27,9 +27,9 @@ import {
   toCause,
   tooLong,
   type FieldError,
-} from "../api/field-errors.js";
-import { KubeError } from "../api/status.js";
-import { resourceIdentity } from "../api/ownedaccesskey.js";
+} from "../shared/field-errors.js";
+import { KubeError } from "../shared/status.js";
+import { resourceIdentity } from "../shared/ownedaccesskey.js";
 import { isObject, own, wrongType, type JsonObject } from "../accesskeys/json-fields.js";
 import { parseYamlDocument } from "../config/yaml-document.js";
 import type { PolicyRule } from "./policy-rule-match.js";

@@ -18,9 +18,9 @@
 // label is in no project. Requests that act in no namespace (cluster-scoped, or lists across all
 // namespaces) are only matched by clusters, roles without projects/virtualClusters and rules.
 
-import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
-import { goQuote } from "../api/go-quote.js";
-import { resourceIdentity } from "../api/ownedaccesskey.js";
+import type { OwnedAccessKey } from "../shared/ownedaccesskey.js";
+import { goQuote } from "../shared/go-quote.js";
+import { resourceIdentity } from "../shared/ownedaccesskey.js";
 import { isObject, own, type JsonObject } from "../accesskeys/json-fields.js";
 import type { NamespaceLabels } from "./contracts.js";
 import {

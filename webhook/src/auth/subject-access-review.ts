@@ -5,10 +5,10 @@
 // next authorizer (RBAC) decides: a key's scope only narrows what its owner may do. When the caches
 // the answer depends on have not synced, it denies (fails closed).
 
-import { newBadRequest, newServiceUnavailable } from "../api/status.js";
+import { newBadRequest, newServiceUnavailable } from "../shared/status.js";
 import { isObject, own, type JsonObject } from "../accesskeys/json-fields.js";
-import { isExpired } from "../accesskeys/expiry.js";
-import { storedDigest } from "../accesskeys/key-hash.js";
+import { isExpired } from "../shared/key-expiry.js";
+import { storedDigest } from "../shared/key-hash.js";
 import {
   accessKeyExtra,
   accessKeyIdExtra,
@@ -22,7 +22,7 @@ import type {
   RequestAttributes,
   ResourceAttributes,
 } from "./policy-rule-match.js";
-import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
+import type { OwnedAccessKey } from "../shared/ownedaccesskey.js";
 import { authorizeScope, NOT_LOADED_REASON, type ScopeDeps } from "./scope-authorizer.js";
 
 export const SUBJECT_ACCESS_REVIEW_VERSIONS = [

@@ -5,12 +5,12 @@
 // and one Map lookup before that answer. The other reasons (disabled, expired, being deleted, no
 // owner, audiences) are only given to someone who holds the exact key.
 
-import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
-import { goQuote } from "../api/go-quote.js";
-import { newBadRequest, newServiceUnavailable } from "../api/status.js";
+import type { OwnedAccessKey } from "../shared/ownedaccesskey.js";
+import { goQuote } from "../shared/go-quote.js";
+import { newBadRequest, newServiceUnavailable } from "../shared/status.js";
 import { isObject, own } from "../accesskeys/json-fields.js";
-import { isExpired } from "../accesskeys/expiry.js";
-import { MIN_KEY_LENGTH } from "../accesskeys/key-hash.js";
+import { isExpired } from "../shared/key-expiry.js";
+import { MIN_KEY_LENGTH } from "../shared/key-hash.js";
 import type { LoginResult, ReviewAnswer, ReviewLog } from "./contracts.js";
 import { keyUser, type KeyUser } from "./identity.js";
 import type { KeyLookup } from "./key-index.js";

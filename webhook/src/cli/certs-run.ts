@@ -3,8 +3,8 @@
 // is patched before the Secret is written, so the API server trusts a new CA before any pod can
 // serve a certificate it signed.
 
-import { KubeError } from "../api/status.js";
-import { KubeConfigError, loadKubeConfig } from "../kube/kubeconfig.js";
+import { KubeError } from "../shared/status.js";
+import { KubeConfigError, loadKubeConfig } from "../shared/kubeconfig.js";
 import {
   WEBHOOK_CONFIGURATION_KINDS,
   patchCaBundle,
@@ -18,7 +18,7 @@ import {
   wrongTypeError,
   type StoredTlsSecret,
 } from "../kube/tls-secret.js";
-import { KubeTransport } from "../kube/transport.js";
+import { KubeTransport } from "../shared/transport.js";
 import { connectionSentence } from "./connection-error.js";
 import { CliError } from "./errors.js";
 import {

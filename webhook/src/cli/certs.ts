@@ -3,7 +3,7 @@
 // CA as the caBundle of vgate's webhook configurations. Safe to run again: certificates that are
 // still good are kept, and only caBundle is patched.
 
-import { KubeError } from "../api/status.js";
+import { KubeError } from "../shared/status.js";
 import { parseCommandArgs } from "./args.js";
 import type { Command } from "./command.js";
 import { CliError, EXIT, usageError } from "./errors.js";

@@ -3,7 +3,7 @@
 // socket's reason in words rather than its code.
 
 import { getSystemErrorMap } from "node:util";
-import { TransportError } from "../kube/transport.js";
+import { TransportError } from "../shared/transport.js";
 
 const hostOf = (server: string): string => {
   try {

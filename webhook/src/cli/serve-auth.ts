@@ -2,8 +2,8 @@
 // OwnedAccessKey watch cache, the activity recorder writes status.lastActivity in the background,
 // the namespace cache maps scopes, and the two review routes answer from memory.
 
-import type { ResourceIdentity } from "../api/ownedaccesskey.js";
-import { asKubeError } from "../api/status.js";
+import type { ResourceIdentity } from "../shared/ownedaccesskey.js";
+import { asKubeError } from "../shared/status.js";
 import { ActivityRecorder, type ActivityStatus } from "../auth/activity.js";
 import type { KeysByName, NamespaceLabels } from "../auth/contracts.js";
 import { KeyIndex } from "../auth/key-index.js";
@@ -15,7 +15,7 @@ import type { ChangeType } from "../kube/watch-cache.js";
 import type { Review } from "../server/app.js";
 import type { Logger } from "../server/logger.js";
 import type { Metrics } from "../server/metrics.js";
-import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
+import type { OwnedAccessKey } from "../shared/ownedaccesskey.js";
 import { CliError } from "./errors.js";
 import type { AuthOptions } from "./serve-options.js";
 

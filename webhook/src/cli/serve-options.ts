@@ -5,7 +5,7 @@
 import type { LevelWithSilent } from "pino";
 import { dns1123SubdomainErrors } from "../accesskeys/names.js";
 import { DEFAULT_PROJECT_LABEL, DEFAULT_VIRTUAL_CLUSTER_LABEL } from "../auth/scope-authorizer.js";
-import { DEFAULT_GROUP_DOMAIN } from "../api/ownedaccesskey.js";
+import { DEFAULT_GROUP_DOMAIN } from "../shared/ownedaccesskey.js";
 import { DEFAULT_ADMISSION_TIMEOUT_MS, DEFAULT_MAX_IN_FLIGHT } from "../server/limits.js";
 import { LOG_LEVELS } from "../server/logger.js";
 import { DEFAULT_SHUTDOWN_DELAY_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from "../server/shutdown.js";

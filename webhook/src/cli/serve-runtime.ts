@@ -8,10 +8,10 @@
 
 import { admitMutate, admitValidate, type AccessKeyAdmission } from "../accesskeys/admit.js";
 import type { AdmissionRequest, AdmissionReviewResponse } from "../admission/review.js";
-import { resourceIdentity } from "../api/ownedaccesskey.js";
+import { resourceIdentity } from "../shared/ownedaccesskey.js";
 import { ApiClient } from "../kube/api-client.js";
-import type { ClientConfig } from "../kube/client-config.js";
-import { loadKubeConfig } from "../kube/kubeconfig.js";
+import type { ClientConfig } from "../shared/client-config.js";
+import { loadKubeConfig } from "../shared/kubeconfig.js";
 import type { KubeApi, NamespaceLabels } from "../kube/ports.js";
 import { UnavailableApi } from "../kube/unavailable-api.js";
 import { VirtualEndpointsReader } from "../kube/virtual-endpoints.js";

@@ -1,6 +1,6 @@
 // `vgate serve`: the HTTPS admission webhook server.
 
-import { DEFAULT_GROUP_DOMAIN } from "../api/ownedaccesskey.js";
+import { DEFAULT_GROUP_DOMAIN } from "../shared/ownedaccesskey.js";
 import { LOG_LEVELS } from "../server/logger.js";
 import type { StartedServe } from "./serve-runtime.js";
 import type { Command } from "./command.js";

@@ -16,8 +16,8 @@ import { CliError } from "./errors.js";
 import { startPatchRunner } from "./patch-runner.js";
 import type { SyncOptions } from "./sync-options.js";
 import { loadVCluster, type LoadedVCluster } from "./vcluster-flags.js";
-import { KubeConfigError, loadKubeConfig, SERVICE_ACCOUNT_DIR } from "../kube/kubeconfig.js";
-import { KubeTransport } from "../kube/transport.js";
+import { KubeConfigError, loadKubeConfig, SERVICE_ACCOUNT_DIR } from "../shared/kubeconfig.js";
+import { KubeTransport } from "../shared/transport.js";
 import { createLogger, flushLogs, type Logger } from "../server/logger.js";
 import {
   applyPlan,

@@ -39,9 +39,9 @@ export const versionCommand: Command = {
         `version takes no arguments, got ${JSON.stringify(parsed.positionals[0])}\nRun 'vgate version --help' for usage.`,
       );
     // Loaded here: main.ts imports every command, and the YAML printer is not small.
-    const { buildInfo } = await import("../version/build-info.js");
+    const { buildInfo } = await import("../shared/build-info.js");
     const { formatVersion, VERSION_FORMAT_ERROR, versionFormat } =
-      await import("../version/version-output.js");
+      await import("../shared/version-output.js");
     const format = versionFormat(parsed.values.output);
     if (format === null)
       throw usageError(`${VERSION_FORMAT_ERROR}\nRun 'vgate version --help' for usage.`);

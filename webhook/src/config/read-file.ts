@@ -2,7 +2,7 @@
 // text, never more than a bound: a FIFO, /dev/zero or a multi-gigabyte file must not fill memory.
 
 import { open } from "node:fs/promises";
-import { cannotRead } from "../files/file-error.js";
+import { cannotRead } from "../shared/file-error.js";
 
 /** A file that cannot be used as text; the message names the file and says why, not its content. */
 export class ReadError extends Error {

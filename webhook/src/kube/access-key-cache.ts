@@ -1,7 +1,7 @@
 // The OwnedAccessKey informer: a WatchCache of whole objects. Admission asks it whether a name is
 // taken; the token webhook's key index is fed from its changes.
 
-import type { OwnedAccessKey, ResourceIdentity } from "../api/ownedaccesskey.js";
+import type { OwnedAccessKey, ResourceIdentity } from "../shared/ownedaccesskey.js";
 import { WatchCache, type AccessKeyCacheOptions, type CacheTransport } from "./watch-cache.js";
 
 export {

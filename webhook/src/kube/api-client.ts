@@ -1,9 +1,9 @@
 // The production KubeApi: the few reads and reviews OwnedAccessKey admission needs, asked of
 // kube-apiserver with the webhook's own credentials. Every failure to ask is a 503 (fail closed).
 
-import type { ClientConfig as KubeConfig } from "./client-config.js";
-import type { KubeError } from "../api/status.js";
-import type { OwnedAccessKey, ResourceIdentity } from "../api/ownedaccesskey.js";
+import type { ClientConfig as KubeConfig } from "../shared/client-config.js";
+import type { KubeError } from "../shared/status.js";
+import type { OwnedAccessKey, ResourceIdentity } from "../shared/ownedaccesskey.js";
 import type { UserInfo } from "../api/user-info.js";
 import type { AccessDecision, KubeApi, ResourceAttributes, ResourceMapping } from "./ports.js";
 import type { KeysByName, NamespaceLabels } from "./ports.js";
@@ -12,7 +12,7 @@ import { NamespaceCache } from "./namespace-cache.js";
 import type { ChangeType } from "./watch-cache.js";
 import { DiscoveryCache, type KindTable } from "./discovery-cache.js";
 import { discoveryPath, parseApiVersion, resourcesByKind, type GroupVersion } from "./discovery.js";
-import { KubeTransport } from "./transport.js";
+import { KubeTransport } from "../shared/transport.js";
 import { describeAnswer, describeError, unavailable } from "./fail-closed.js";
 import { isObject } from "../shared/json.js";
 

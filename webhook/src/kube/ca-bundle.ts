@@ -3,8 +3,8 @@
 // the configuration changes, and a configuration reordered meanwhile fails instead of getting the
 // bundle on the wrong webhook.
 
-import { answerError } from "./answer-error.js";
-import type { KubeTransport } from "./transport.js";
+import { answerError } from "../shared/answer-error.js";
+import type { KubeTransport } from "../shared/transport.js";
 
 export const WEBHOOK_CONFIGURATION_KINDS = [
   { kind: "MutatingWebhookConfiguration", resource: "mutatingwebhookconfigurations" },

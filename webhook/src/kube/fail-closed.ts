@@ -1,8 +1,8 @@
 // Every check that needs the API server fails closed: when it cannot be asked, the admission request
 // is refused with 503 and a message that says which check was skipped and why.
 
-import { KubeError, newServiceUnavailable } from "../api/status.js";
-import { TransportError, type KubeResponse } from "./transport.js";
+import { KubeError, newServiceUnavailable } from "../shared/status.js";
+import { TransportError, type KubeResponse } from "../shared/transport.js";
 
 const MAX_DETAIL = 300;
 

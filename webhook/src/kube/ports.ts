@@ -2,7 +2,7 @@
 // (kube/api-client.ts) talks to kube-apiserver through client-node; admission code only sees this
 // interface, so the rules stay testable and the server can run without a cluster in --dev.
 
-import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
+import type { OwnedAccessKey } from "../shared/ownedaccesskey.js";
 import type { UserInfo } from "../api/user-info.js";
 
 /** How an apiVersion/kind maps to a REST resource (discovery's RESTMapping). */

@@ -1,9 +1,9 @@
 // A kubernetes.io/tls Secret (tls.crt, tls.key and ca.crt, as cert-manager writes them): read,
 // created or replaced through the kube transport. Its contents never reach an error message.
 
-import { KubeError } from "../api/status.js";
-import { answerError } from "./answer-error.js";
-import type { KubeTransport } from "./transport.js";
+import { KubeError } from "../shared/status.js";
+import { answerError } from "../shared/answer-error.js";
+import type { KubeTransport } from "../shared/transport.js";
 
 export const TLS_SECRET_TYPE = "kubernetes.io/tls";
 const LABELS = { "app.kubernetes.io/name": "vgate", "app.kubernetes.io/managed-by": "vgate-certs" };

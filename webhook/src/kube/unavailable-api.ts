@@ -1,8 +1,8 @@
 // The KubeApi used by `vgate serve --dev` when no kubeconfig is found: every check that needs the
 // API server fails closed with a message that says why.
 
-import type { OwnedAccessKey } from "../api/ownedaccesskey.js";
-import { newServiceUnavailable } from "../api/status.js";
+import type { OwnedAccessKey } from "../shared/ownedaccesskey.js";
+import { newServiceUnavailable } from "../shared/status.js";
 import type { AccessDecision, KubeApi, ResourceMapping } from "./ports.js";
 
 const WHY =

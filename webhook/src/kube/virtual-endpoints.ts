@@ -1,10 +1,10 @@
 // Reads virtual Endpoints from the virtual cluster (vgate serve --virtual-kubeconfig), so the host
 // side's expressions see the real context.virtualObject rather than one rebuilt from bookkeeping.
 
-import type { ClientConfig as KubeConfig } from "./client-config.js";
+import type { ClientConfig as KubeConfig } from "../shared/client-config.js";
 import type { JsonObject } from "../patches/types.js";
 import { describeAnswer, describeError, unavailable } from "./fail-closed.js";
-import { KubeTransport } from "./transport.js";
+import { KubeTransport } from "../shared/transport.js";
 
 export class VirtualEndpointsReader {
   private readonly transport: KubeTransport;

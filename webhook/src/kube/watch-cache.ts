@@ -12,7 +12,7 @@
 // same kind across all namespaces (`/api/v1/endpoints`).
 
 import { describeAnswer, describeError } from "./fail-closed.js";
-import type { KubeResponse, OpenStream } from "./transport.js";
+import type { KubeResponse, OpenStream } from "../shared/transport.js";
 import { isObject } from "../shared/json.js";
 
 /** What the cache needs of KubeTransport. */

@@ -8,7 +8,7 @@ import express, {
 } from "express";
 import { createServer as createHttpsServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
-import { asKubeError, KubeError } from "../api/status.js";
+import { asKubeError, KubeError } from "../shared/status.js";
 import { deny } from "../admission/respond.js";
 import {
   decodeAdmissionReview,

@@ -5,7 +5,7 @@
 
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { isUtf8 } from "node:buffer";
-import { KubeError, newBadRequest } from "../api/status.js";
+import { KubeError, newBadRequest } from "../shared/status.js";
 import { BodyBudget, type BodyHold } from "./body-budget.js";
 import { findJsonSyntaxError } from "./json-syntax.js";
 import { scrubStatus, type SecretValues } from "./scrub.js";

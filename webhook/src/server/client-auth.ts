@@ -9,7 +9,7 @@
 
 import { X509Certificate } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { cannotRead } from "../files/file-error.js";
+import { cannotRead } from "../shared/file-error.js";
 import type { DetailedPeerCertificate, TLSSocket } from "node:tls";
 
 export type ClientCertRefusal = "not-configured" | "no-certificate" | "untrusted" | "name";

@@ -2,7 +2,7 @@
 // tokens, bearer tokens, Authorization headers, and any text shaped like a credential (below) are
 // replaced wherever they appear in a record.
 
-import { SECRET_FIELD_NAMES } from "../api/ownedaccesskey.js";
+import { SECRET_FIELD_NAMES } from "../shared/ownedaccesskey.js";
 
 export const REDACTED = "[REDACTED]";
 const secretNames = new Set(SECRET_FIELD_NAMES.map((n) => n.toLowerCase()));

@@ -6,7 +6,7 @@
 // - anything shaped like a credential (redact.ts), whatever field it came from.
 // It runs only for answers that carry text (denials, warnings, errors): allowed requests skip it.
 
-import type { Status } from "../api/status.js";
+import type { Status } from "../shared/status.js";
 import type { AdmissionReviewResponse } from "../admission/review.js";
 import { isSecretName, redactCredentials, REDACTED } from "./redact.js";
 

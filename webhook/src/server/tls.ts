@@ -3,7 +3,7 @@
 
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { cannotRead } from "../files/file-error.js";
+import { cannotRead } from "../shared/file-error.js";
 import { generate } from "selfsigned";
 import { pollFiles } from "./poll-files.js";
 

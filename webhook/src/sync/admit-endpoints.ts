@@ -13,7 +13,7 @@
 // On CREATE the whole object is the change set; on UPDATE only what changed (as vCluster does), so
 // a transform never runs twice on a value it already rewrote.
 
-import { KubeError, newBadRequest, newServiceUnavailable } from "../api/status.js";
+import { KubeError, newBadRequest, newServiceUnavailable } from "../shared/status.js";
 import { allow, allowWithPatch, deny } from "../admission/respond.js";
 import type { AdmissionRequest, AdmissionReviewResponse } from "../admission/review.js";
 import { setOwn } from "../patches/traverse.js";

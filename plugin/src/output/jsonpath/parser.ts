@@ -7,7 +7,7 @@
 // Quirks kept from client-go: `['a.b']` is read as `.a.b` (two fields; write `a\.b` for a key with
 // a dot), `[]` means `[0]`, and `range`/`end` are only checked when the template runs.
 
-import { GO_PRINTABLE } from "../../../../webhook/src/api/go-quote.js";
+import { GO_PRINTABLE } from "../../../../webhook/src/shared/go-quote.js";
 import { newList, type ArrayNode, type ListNode, type SliceParam } from "./nodes.js";
 
 /** A template the parser or the evaluator refuses; the message is client-go's where it has one. */

@@ -4,9 +4,9 @@
 
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { KubeError } from "../../../../webhook/src/api/status.js";
-import { loadKubeConfig } from "../../../../webhook/src/kube/kubeconfig.js";
-import { KubeTransport } from "../../../../webhook/src/kube/transport.js";
+import { KubeError } from "../../../../webhook/src/shared/status.js";
+import { loadKubeConfig } from "../../../../webhook/src/shared/kubeconfig.js";
+import { KubeTransport } from "../../../../webhook/src/shared/transport.js";
 import type { JsonObject } from "../../../../webhook/src/patches/types.js";
 import {
   applyAction,

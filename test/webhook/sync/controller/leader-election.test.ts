@@ -5,8 +5,8 @@
 
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { loadKubeConfig } from "../../../../webhook/src/kube/kubeconfig.js";
-import { KubeTransport } from "../../../../webhook/src/kube/transport.js";
+import { loadKubeConfig } from "../../../../webhook/src/shared/kubeconfig.js";
+import { KubeTransport } from "../../../../webhook/src/shared/transport.js";
 import {
   LeaderElector,
   microTime,

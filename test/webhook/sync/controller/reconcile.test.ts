@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "mocha";
 import { hostName, hostNameShort } from "../../../../webhook/src/patches/host-names.js";
 import type { JsonObject } from "../../../../webhook/src/patches/types.js";
-import { KubeError } from "../../../../webhook/src/api/status.js";
+import { KubeError } from "../../../../webhook/src/shared/status.js";
 import { SyncError, type SyncAction } from "../../../../webhook/src/sync/controller/contracts.js";
 import {
   hostKeyFor,

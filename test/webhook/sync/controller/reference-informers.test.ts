@@ -6,8 +6,8 @@
 
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { loadKubeConfig } from "../../../../webhook/src/kube/kubeconfig.js";
-import { KubeTransport } from "../../../../webhook/src/kube/transport.js";
+import { loadKubeConfig } from "../../../../webhook/src/shared/kubeconfig.js";
+import { KubeTransport } from "../../../../webhook/src/shared/transport.js";
 import type { JsonObject } from "../../../../webhook/src/patches/types.js";
 import { scopeOf } from "../../../../webhook/src/sync/controller/reconcile.js";
 import { referenceKey } from "../../../../webhook/src/sync/controller/reference-copies.js";

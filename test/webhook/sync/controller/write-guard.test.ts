@@ -6,9 +6,9 @@
 
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { KubeError } from "../../../../webhook/src/api/status.js";
+import { KubeError } from "../../../../webhook/src/shared/status.js";
 import { validateVClusterConfig } from "../../../../webhook/src/config/validate-config.js";
-import type { KubeResponse } from "../../../../webhook/src/kube/transport.js";
+import type { KubeResponse } from "../../../../webhook/src/shared/transport.js";
 import { mapNamespaceToHost } from "../../../../webhook/src/patches/host-names.js";
 import { referenceHostLocation } from "../../../../webhook/src/patches/reference.js";
 import type { JsonObject, VClusterInfo } from "../../../../webhook/src/patches/types.js";

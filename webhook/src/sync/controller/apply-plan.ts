@@ -15,9 +15,9 @@
 // forbidden; 404 on a create: its namespace does not exist) become SyncErrors, recorded as Events;
 // 409s are retried quietly; anything else (5xx, 429, no answer) is retried without an Event.
 
-import { KubeError } from "../../api/status.js";
-import { answerError } from "../../kube/answer-error.js";
-import type { KubeResponse } from "../../kube/transport.js";
+import { KubeError } from "../../shared/status.js";
+import { answerError } from "../../shared/answer-error.js";
+import type { KubeResponse } from "../../shared/transport.js";
 import type { JsonObject } from "../../patches/types.js";
 import { BOOKKEEPING_ANNOTATIONS } from "../translate-endpoints.js";
 import { MarkerLabel } from "../../patches/labels.js";

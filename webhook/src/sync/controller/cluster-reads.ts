@@ -1,7 +1,7 @@
 // The reconciler's reads (ReconcileDeps.get and .list) through the two API servers: references are
 // read live, not from a cache, as vCluster's syncer reads them.
 
-import { answerError } from "../../kube/answer-error.js";
+import { answerError } from "../../shared/answer-error.js";
 import { parseList } from "../../kube/watch-cache.js";
 import type { JsonObject } from "../../patches/types.js";
 import type { ObjectRef, ReconcileDeps, Side } from "./contracts.js";

@@ -14,7 +14,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { StringDecoder } from "node:string_decoder";
-import type { KubeResponse, RequestExtras } from "../../kube/transport.js";
+import type { KubeResponse, RequestExtras } from "../../shared/transport.js";
 import type { JsonObject } from "../../patches/types.js";
 import { TokenBucket } from "./work-queue.js";
 import { isObject } from "../../shared/json.js";

@@ -12,7 +12,7 @@
 // labels the namespaces it creates; sync/host-ownership.ts): the write guard reads their labels
 // (docs/decisions.md EPS-19). A namespace without those labels is not cached at all.
 
-import type { KubeTransport } from "../../kube/transport.js";
+import type { KubeTransport } from "../../shared/transport.js";
 import { NamespaceCache } from "../../kube/namespace-cache.js";
 import { WatchCache, type ChangeType } from "../../kube/watch-cache.js";
 import { MarkerLabel } from "../../patches/labels.js";

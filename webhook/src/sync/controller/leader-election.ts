@@ -16,7 +16,7 @@
 // stop(); onStoppedLeading is called only after an onStartedLeading.
 
 import { performance } from "node:perf_hooks";
-import type { KubeResponse } from "../../kube/transport.js";
+import type { KubeResponse } from "../../shared/transport.js";
 import { isObject } from "../../shared/json.js";
 
 /** What the elector needs of KubeTransport. */

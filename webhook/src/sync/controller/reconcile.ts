@@ -23,7 +23,7 @@
 // (docs/reference.md#endpoints-syncer-delete).
 
 import { isDeepStrictEqual } from "node:util";
-import { KubeError } from "../../api/status.js";
+import { KubeError } from "../../shared/status.js";
 import { MarkerLabel, NamespaceLabel, type LabelScope } from "../../patches/labels.js";
 import type { ResolvedReference } from "../../patches/reference.js";
 import { patchMode } from "../../patches/engine.js";

@@ -13,7 +13,7 @@
 // retried every RETRY_MS; so is one whose paths discovery could not answer. Cluster-scoped kinds
 // are not watched: their copies are refreshed only by the Endpoints that reference them.
 
-import type { KubeTransport } from "../../kube/transport.js";
+import type { KubeTransport } from "../../shared/transport.js";
 import { WatchCache, type ChangeType } from "../../kube/watch-cache.js";
 import { ControllerLabel, MarkerLabel } from "../../patches/labels.js";
 import { referenceHostLocation } from "../../patches/reference.js";

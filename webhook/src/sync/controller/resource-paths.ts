@@ -2,11 +2,11 @@
 // core kinds a sync touches are in a table; any other kind (a reference to a custom resource) is
 // found through discovery, cached per group/version (kube/discovery-cache.ts).
 
-import { answerError } from "../../kube/answer-error.js";
+import { answerError } from "../../shared/answer-error.js";
 import { DiscoveryCache, type KindTable } from "../../kube/discovery-cache.js";
 import { discoveryPath, parseApiVersion, resourcesByKind } from "../../kube/discovery.js";
 import type { ResourceMapping } from "../../kube/ports.js";
-import type { KubeResponse } from "../../kube/transport.js";
+import type { KubeResponse } from "../../shared/transport.js";
 import { SyncError, type ObjectRef } from "./contracts.js";
 
 /** What the paths need of KubeTransport. */

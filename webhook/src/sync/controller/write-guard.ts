@@ -10,7 +10,7 @@
 //   kindPath/apiVersionPath, which the tenant writes, never chooses what is created.
 // - A Secret is written, on either side, only when its type is on the allow-list.
 
-import { newServiceUnavailable } from "../../api/status.js";
+import { newServiceUnavailable } from "../../shared/status.js";
 import {
   OBJECT_NAME_ANNOTATION,
   OBJECT_NAMESPACE_ANNOTATION,

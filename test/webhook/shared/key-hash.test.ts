@@ -9,7 +9,7 @@ import {
   isStoredHash,
   storedDigest,
   tokenDigest,
-} from "../../../webhook/src/accesskeys/key-hash.js";
+} from "../../../webhook/src/shared/key-hash.js";
 
 const sha = (s: string) => createHash("sha256").update(Buffer.from(s, "utf8")).digest("hex");
 

@@ -3,8 +3,10 @@
 // SelfSubjectAccessReview).
 
 import assert from "node:assert/strict";
-import { KubeTransport } from "../../../webhook/src/kube/transport.js";
-import { loadKubeConfig } from "../../../webhook/src/kube/kubeconfig.js";
+import { createServer } from "node:net";
+import { ClientConfig } from "../../../webhook/src/shared/client-config.js";
+import { KubeTransport, TransportError } from "../../../webhook/src/shared/transport.js";
+import { loadKubeConfig } from "../../../webhook/src/shared/kubeconfig.js";
 import { sharedCluster, type VgateCluster } from "../../support/cluster.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
 import { serviceAccountWith, type TestServiceAccount } from "../../support/kube/service-account.js";
@@ -128,6 +130,36 @@ async function transportFor(kubeconfig: string, timeoutMs: number): Promise<Kube
     } finally {
       quick.close();
       await proxy.close();
+    }
+  });
+});
+
+describe("TransportError", () => {
+  it("says what failed in `failure` and `detail`, apart from the message's prefix", async () => {
+    // A port that was just free: nothing listens there now.
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as { port: number };
+    await new Promise((resolve) => server.close(resolve));
+    const kc = new ClientConfig();
+    kc.loadFromClusterAndUser(
+      { name: "closed", server: `http://127.0.0.1:${port}`, skipTLSVerify: false },
+      { name: "nobody" },
+    );
+    const transport = new KubeTransport(kc, { timeoutMs: 10_000 });
+    try {
+      const err = await transport.request("GET", "/version").then(
+        () => assert.fail("a closed port answered"),
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof TransportError);
+      assert.equal(err.failure, "ECONNREFUSED");
+      assert.equal(err.timedOut, false);
+      assert.equal((err.cause as NodeJS.ErrnoException).code, "ECONNREFUSED");
+      assert.equal(err.detail, (err.cause as Error).message);
+      assert.equal(err.message, `API server unreachable: ${err.detail}`);
+    } finally {
+      transport.close();
     }
   });
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "mocha";
-import { generateAccessKey } from "../../../webhook/src/accesskeys/key-generation.js";
+import { generateAccessKey } from "../../../webhook/src/shared/key-generation.js";
 
 describe("generateAccessKey", () => {
   it("carries at least 256 bits", () => {

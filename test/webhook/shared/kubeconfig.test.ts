@@ -7,7 +7,7 @@ import {
   NO_KUBECONFIG_MESSAGE,
   kubeconfigFiles,
   loadKubeConfig,
-} from "../../../webhook/src/kube/kubeconfig.js";
+} from "../../../webhook/src/shared/kubeconfig.js";
 import { kubeconfigYaml } from "../../support/kube/kubeconfig-file.js";
 
 const CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";

@@ -4,7 +4,7 @@
 
 import { readFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
-import { cannotRead, fileErrorReason } from "../files/file-error.js";
+import { cannotRead, fileErrorReason } from "./file-error.js";
 import { homedir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { isIPv6 } from "node:net";
@@ -155,8 +155,8 @@ function checkUsable(kc: KubeConfig, source: string): KubeConfig {
 
 /**
  * client-go's InClusterConfig: only when KUBERNETES_SERVICE_HOST/PORT are set and the pod has a
- * service-account token. The token is read through client-node's tokenFile provider, which
- * re-reads it every minute, so projected-token rotation keeps working.
+ * service-account token. The token is read through the tokenFile provider (client-config.ts),
+ * which re-reads it every minute, so projected-token rotation keeps working.
  */
 function inClusterConfig(env: NodeJS.ProcessEnv, saDir: string): KubeConfig | null {
   const host = env["KUBERNETES_SERVICE_HOST"];

@@ -14,6 +14,7 @@ export type StatusReason =
   | "RequestEntityTooLarge"
   | "UnsupportedMediaType"
   | "MethodNotAllowed"
+  | "NotAcceptable"
   | "ServerTimeout"
   | "Timeout"
   | "InternalError"

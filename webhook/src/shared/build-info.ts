@@ -25,7 +25,7 @@ type Stamped = Pick<BuildInfo, "version" | "gitCommit" | "gitTreeState" | "build
 // tsc output, where typeof says "undefined".
 declare const __VGATE_BUILD_INFO__: unknown;
 
-/** dist/build-info.json and the repository's package.json, from dist/webhook/src/version/. */
+/** dist/build-info.json and the repository's package.json, from dist/webhook/src/shared/. */
 const BUILD_INFO_FILE = new URL("../../../build-info.json", import.meta.url);
 const PACKAGE_JSON = new URL("../../../../package.json", import.meta.url);
 

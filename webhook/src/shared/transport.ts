@@ -57,18 +57,24 @@ export interface OpenStream {
 export type TransportFailure =
   "ConnectTimeout" | "TLSHandshakeTimeout" | "RequestTimeout" | "Kubeconfig" | (string & {});
 
-/** A request that got no HTTP answer: refused, reset, TLS failure, or the deadline passed. */
+/**
+ * A request that got no HTTP answer: refused, reset, TLS failure, or the deadline passed. What it
+ * is, is in `failure` (and `timedOut`), never to be read from the message.
+ */
 export class TransportError extends Error {
   override readonly name = "TransportError";
+  /** What went wrong, without the "API server unreachable: " the message starts with for logs. */
+  readonly detail: string;
   constructor(
     message: string,
     readonly timedOut: boolean,
     /** Unset when nothing more specific is known. */
     readonly failure?: TransportFailure,
     /** The socket, TLS or DNS error behind it (`cause`), for a command to explain. */
-    options?: ErrorOptions,
+    options?: ErrorOptions & { detail?: string },
   ) {
     super(message, options);
+    this.detail = options?.detail ?? message;
   }
 }
 
@@ -279,11 +285,12 @@ export class KubeTransport {
   private unreachable(err: Error): TransportError {
     if (err instanceof TransportError) return err;
     const code = (err as NodeJS.ErrnoException).code;
+    const detail = this.redact(err.message);
     return new TransportError(
-      `API server unreachable: ${this.redact(err.message)}`,
+      `API server unreachable: ${detail}`,
       false,
       typeof code === "string" ? code : undefined,
-      { cause: err },
+      { cause: err, detail },
     );
   }
 

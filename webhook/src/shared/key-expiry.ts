@@ -6,8 +6,8 @@
 // The token webhook also knows of uses it has not yet written to status (the activity recorder
 // batches those writes), so it may pass a later lastActivity of its own.
 
-import { parseRfc3339 } from "./deletion.js";
-import { ownPath } from "./json-fields.js";
+import { parseRfc3339 } from "./rfc3339.js";
+import { ownPath } from "./own-path.js";
 
 export type KeyStatus = "Active" | "Disabled" | "Expired";
 

@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { KubeConfigError, loadKubeConfig } from "../../../webhook/src/kube/kubeconfig.js";
+import { KubeConfigError, loadKubeConfig } from "../../../webhook/src/shared/kubeconfig.js";
 
 const dir = mkdtempSync(join(tmpdir(), "vgate-kubeconfig-errors-"));
 const TOKEN = "s3cr3t-TOKEN-q7Zp2Lw9Xv4Kd8Mn";

@@ -1,28 +1,37 @@
 // A kubeconfig and the connection settings it gives: what vgate needs from client-node's
 // KubeConfig, without loading it. client-node's package entry (and config.js itself) imports the
 // generated API clients, which cost about 70 MB of resident memory and 28 MB of live heap; a
-// webhook pays for that heap on every major GC. This uses client-node's own kubeconfig parsers and
-// authenticators (exec plugins, token files, OIDC, Azure, GCP), and applies them the way
-// KubeConfig.applyToHTTPSOptions does.
+// webhook pays for that heap on every major GC. The entries are read by kubeconfig-entries.ts,
+// exec plugins run by exec-credential.ts and token files (what the webhook uses in a pod) read by
+// TokenFileAuth below; only the legacy Azure, GCP and OIDC auth providers load client-node's
+// public KubeConfig. All of it is applied the way KubeConfig.applyToHTTPSOptions does.
 
 import { readFileSync } from "node:fs";
-import { cannotRead } from "../files/file-error.js";
+import { cannotRead } from "./file-error.js";
 import http from "node:http";
 import type https from "node:https";
 import { isAbsolute, join } from "node:path";
-import type { Cluster, Context, User } from "@kubernetes/client-node";
-import type { Authenticator } from "@kubernetes/client-node/dist/auth.js";
-import { newClusters, newContexts, newUsers } from "@kubernetes/client-node/dist/config_types.js";
+import type { Cluster, Context, KubeConfig, User } from "@kubernetes/client-node";
 import { parseKubeconfigText } from "./kubeconfig-document.js";
+import { clustersOf, contextsOf, usersOf } from "./kubeconfig-entries.js";
+import { ExecCredentialAuth } from "./exec-credential.js";
 
 export type { Cluster, Context, User };
+
+/** What client-node's authenticators do (its auth.ts Authenticator), as this file uses them. */
+interface Authenticator {
+  isAuthProvider(user: User): boolean;
+  applyAuthentication(user: User, opts: https.RequestOptions): Promise<void>;
+}
 
 export class ClientConfig {
   clusters: Cluster[] = [];
   users: User[] = [];
   contexts: Context[] = [];
   currentContext = "";
-  private authenticators: Promise<Authenticator[]> | undefined;
+  private readonly exec = new ExecCredentialAuth();
+  private readonly tokenFile = new TokenFileAuth();
+  private readonly legacy = new LegacyAuthProvider();
 
   /**
    * Parses kubeconfig YAML (or JSON) with client-node's rules for each entry. A text that is not
@@ -31,9 +40,9 @@ export class ClientConfig {
   loadFromString(text: string): void {
     // kubectl reads kubeconfig as YAML 1.1 (go-yaml), so `yes` and `no` are booleans there too.
     const obj = parseKubeconfigText(text);
-    this.clusters = newClusters(obj["clusters"]);
-    this.contexts = newContexts(obj["contexts"]);
-    this.users = newUsers(obj["users"]);
+    this.clusters = clustersOf(obj["clusters"]);
+    this.contexts = contextsOf(obj["contexts"]);
+    this.users = usersOf(obj["users"]);
     const current = obj["current-context"];
     this.currentContext = typeof current === "string" ? current : "";
   }
@@ -96,24 +105,77 @@ export class ClientConfig {
     const headers = (opts.headers ??= {}) as Record<string, string>;
     if (user.impersonateUser) headers["Impersonate-User"] = user.impersonateUser;
     if (user.exec || user.authProvider) {
-      const found = (await this.loadAuthenticators()).find((a) => a.isAuthProvider(user));
-      if (found) await found.applyAuthentication(user, opts);
+      await this.authenticator(user)?.applyAuthentication(user, opts);
     }
     if (user.token) headers["Authorization"] = `Bearer ${user.token}`;
   }
 
-  /** client-node's authenticators in its order, loaded the first time a user needs one. */
-  private loadAuthenticators(): Promise<Authenticator[]> {
-    this.authenticators ??= Promise.all([
-      import("@kubernetes/client-node/dist/azure_auth.js").then((m) => new m.AzureAuth()),
-      import("@kubernetes/client-node/dist/gcp_auth.js").then(
-        (m) => new m.GoogleCloudPlatformAuth(),
-      ),
-      import("@kubernetes/client-node/dist/exec_auth.js").then((m) => new m.ExecAuth()),
-      import("@kubernetes/client-node/dist/file_auth.js").then((m) => new m.FileAuth()),
-      import("@kubernetes/client-node/dist/oidc_auth.js").then((m) => new m.OpenIDConnectAuth()),
-    ]);
-    return this.authenticators;
+  /**
+   * The authenticator for a user, in client-node's order: Azure, GCP, exec, token file, OIDC. Exec
+   * plugins and token files are ours; the legacy auth providers go through client-node's public
+   * KubeConfig, loaded only for a user that names one.
+   */
+  private authenticator(user: User): Authenticator | undefined {
+    const name = (user.authProvider as { name?: unknown } | null | undefined)?.name;
+    if (name === "azure" || name === "gcp") return this.legacy;
+    if (this.exec.isAuthProvider(user)) return this.exec;
+    if (this.tokenFile.isAuthProvider(user)) return this.tokenFile;
+    if (name === "oidc") return this.legacy;
+    return undefined;
+  }
+}
+
+/**
+ * The token of `authProvider.config.tokenFile`, read again when a minute old, as client-go and
+ * client-node's FileAuth do: a projected service-account token rotates under us.
+ */
+class TokenFileAuth implements Authenticator {
+  private token: string | null = null;
+  private readAt = 0;
+
+  isAuthProvider(user: User): boolean {
+    return Boolean(
+      (user.authProvider as { config?: { tokenFile?: unknown } } | null)?.config?.tokenFile,
+    );
+  }
+
+  applyAuthentication(user: User, opts: https.RequestOptions): Promise<void> {
+    const file = (user.authProvider as { config: { tokenFile: string } }).config.tokenFile;
+    if (this.token === null || Date.now() - this.readAt > 60_000) {
+      this.token = readFileSync(file).toString("utf-8");
+      this.readAt = Date.now();
+    }
+    if (this.token)
+      (opts.headers as Record<string, string>)["Authorization"] = `Bearer ${this.token}`;
+    return Promise.resolve();
+  }
+}
+
+/**
+ * The Azure, GCP and OIDC auth providers (long deprecated in kubectl), through client-node's public
+ * KubeConfig: its package entry costs seconds and tens of MB to load, so only a user that names
+ * one of them pays for it. One KubeConfig keeps their state (refreshed tokens) between calls.
+ */
+class LegacyAuthProvider implements Authenticator {
+  private kc: Promise<KubeConfig> | undefined;
+
+  isAuthProvider(user: User): boolean {
+    const name = (user.authProvider as { name?: unknown } | null | undefined)?.name;
+    return name === "azure" || name === "gcp" || name === "oidc";
+  }
+
+  async applyAuthentication(user: User, opts: https.RequestOptions): Promise<void> {
+    this.kc ??= import("@kubernetes/client-node").then((m) => new m.KubeConfig());
+    const kc = await this.kc;
+    kc.loadFromClusterAndUser(
+      { name: "auth", server: "https://auth.invalid", skipTLSVerify: false },
+      user,
+    );
+    // Only the header the provider sets: TLS and the rest are applied by ClientConfig itself.
+    const scratch: https.RequestOptions = {};
+    await kc.applyToHTTPSOptions(scratch);
+    const auth = (scratch.headers as Record<string, string> | undefined)?.["Authorization"];
+    if (auth) (opts.headers as Record<string, string>)["Authorization"] = auth;
   }
 }
 

@@ -6,8 +6,8 @@ import { createServer, connect, type Server, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
-import { ClientConfig } from "../../../webhook/src/kube/client-config.js";
-import { KubeTransport } from "../../../webhook/src/kube/transport.js";
+import { ClientConfig } from "../../../webhook/src/shared/client-config.js";
+import { KubeTransport } from "../../../webhook/src/shared/transport.js";
 import { repoRoot } from "../../support/fixtures.js";
 import { sharedCluster, type VgateCluster } from "../../support/cluster.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
@@ -88,6 +88,85 @@ describe("ClientConfig", () => {
       const o = ours as { ca: Buffer; cert: Buffer };
       assert.equal(o.ca.toString(), "CA FROM FILE");
       assert.equal(o.cert.toString(), "CERT FROM FILE");
+    });
+
+    it("a token-file user, read when the kubeconfig is loaded", async () => {
+      writeFileSync(join(dir, "user-token"), "from-token-file");
+      const [theirs, ours] = await applyBoth(
+        kubeconfig(`    token-file: ${join(dir, "user-token")}`),
+      );
+      assert.deepEqual(ours, theirs);
+      assert.deepEqual((ours as { headers: object }).headers, {
+        Authorization: "Bearer from-token-file",
+      });
+    });
+
+    it("reads clusters, users and contexts into the objects client-node holds", () => {
+      const yaml = [
+        "clusters:",
+        "- name: a",
+        "  cluster: {server: 'https://a.test/', insecure-skip-tls-verify: yes, proxy-url: 'http://p:3128'}",
+        "- name: b",
+        "  cluster: {server: https://b.test, tls-server-name: b, certificate-authority: /ca}",
+        "contexts:",
+        "- name: cx",
+        "  context: {cluster: a}",
+        "- name: cy",
+        "  context: {cluster: b, user: u, namespace: ns}",
+        "users:",
+        "- name: bare",
+        "- name: u",
+        "  user: {token: t, as: bob, username: al, password: pw, client-key: /k}",
+      ].join("\n");
+      const theirs = new KubeConfig();
+      theirs.loadFromString(yaml);
+      const ours = new ClientConfig();
+      ours.loadFromString(yaml);
+      // YAML 1.1 (`yes`) is ours only: client-node reads YAML 1.2, where `yes` is a string.
+      assert.deepEqual(ours.clusters, [
+        { ...theirs.clusters[0], skipTLSVerify: true },
+        theirs.clusters[1],
+      ]);
+      assert.deepEqual(ours.users, theirs.users);
+      assert.deepEqual(ours.contexts, theirs.contexts);
+    });
+
+    it("reads the token file again once it is a minute old, as client-go does", async () => {
+      const token = join(dir, "rotating");
+      writeFileSync(token, "first");
+      const kc = new ClientConfig();
+      kc.loadFromString(
+        kubeconfig(
+          `    auth-provider:\n      name: tokenFile\n      config: {tokenFile: ${token}}`,
+        ),
+      );
+      const header = async () => {
+        const opts: https.RequestOptions = {};
+        await kc.applyToHTTPSOptions(opts);
+        return (opts.headers as Record<string, string>)["Authorization"];
+      };
+      assert.equal(await header(), "Bearer first");
+      writeFileSync(token, "second");
+      assert.equal(await header(), "Bearer first");
+      const now = Date.now;
+      Date.now = () => now() + 61_000;
+      try {
+        assert.equal(await header(), "Bearer second");
+      } finally {
+        Date.now = now;
+      }
+    });
+
+    it("an OIDC auth provider (through client-node's public KubeConfig)", async () => {
+      const part = (o: object) => Buffer.from(JSON.stringify(o)).toString("base64url");
+      const exp = Math.floor(Date.now() / 1000) + 3600;
+      const idToken = `${part({ alg: "none" })}.${part({ exp, sub: "u" })}.sig`;
+      const oidc = `    auth-provider:\n      name: oidc\n      config: {client-id: c, idp-issuer-url: 'https://issuer.invalid', id-token: '${idToken}'}`;
+      const [theirs, ours] = await applyBoth(kubeconfig(oidc));
+      assert.deepEqual(ours, theirs);
+      assert.deepEqual((ours as { headers: object }).headers, {
+        Authorization: `Bearer ${idToken}`,
+      });
     });
 
     it("a token file (the in-cluster provider) and an exec credential plugin", async () => {
@@ -209,7 +288,7 @@ describe("ClientConfig", () => {
     // every major GC of the webhook would walk. Loading the serve code and a kubeconfig must not.
     const script = `
       const rt = await import(${JSON.stringify(join(repoRoot, "dist/webhook/src/cli/serve-runtime.js"))});
-      const kc = await import(${JSON.stringify(join(repoRoot, "dist/webhook/src/kube/kubeconfig.js"))});
+      const kc = await import(${JSON.stringify(join(repoRoot, "dist/webhook/src/shared/kubeconfig.js"))});
       void rt;
       await kc.loadKubeConfig({ allowMissing: true, env: {} });
       globalThis.gc();

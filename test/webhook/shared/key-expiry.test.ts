@@ -7,7 +7,7 @@ import {
   keyStatus,
   ttlBase,
   ttlSeconds,
-} from "../../../webhook/src/accesskeys/expiry.js";
+} from "../../../webhook/src/shared/key-expiry.js";
 
 const at = (iso: string) => Date.parse(iso);
 const CREATED = "2026-03-01T00:00:00Z";
