@@ -4,15 +4,21 @@
 // (`map[a:1 b:[x y]]`, `<nil>`, floats as `%g`). JSON numbers that are whole are Go's int64,
 // the others float64.
 
+import { isObject, type JsonObject } from "../../../webhook/src/shared/json.js";
+
 /** A float64 that came from a template literal (`{1.0}`): a float to Go even when it is whole. */
 export class GoFloat {
   constructor(readonly value: number) {}
 }
 
-export type JsonObject = Record<string, unknown>;
+export type { JsonObject };
 
+/**
+ * A JSON object as kubectl's printers see it (Go's map[string]interface{}): an object, and not a
+ * GoFloat, which is a number to Go.
+ */
 export function isJsonObject(v: unknown): v is JsonObject {
-  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof GoFloat);
+  return isObject(v) && !(v instanceof GoFloat);
 }
 
 /** Go compares strings byte by byte in UTF-8, which is code point order (not UTF-16's). */

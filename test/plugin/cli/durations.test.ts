@@ -3,7 +3,8 @@
 
 import assert from "node:assert/strict";
 import { parseDurationFlag, parseRequestTimeout } from "../../../plugin/src/cli/durations.js";
-import { goDuration, parseGoDuration } from "../../../plugin/src/kube/go-duration.js";
+import { goDuration } from "../../../plugin/src/kube/go-duration.js";
+import { parseGoDuration } from "../../../webhook/src/shared/duration.js";
 
 describe("plugin durations", () => {
   it("parseGoDuration reads what time.ParseDuration reads", () => {

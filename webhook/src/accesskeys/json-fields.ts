@@ -3,19 +3,16 @@
 // like the CRD schema validator's (`must be of type string`); it never throws.
 
 import { OMIT_VALUE, typeInvalid, type FieldError } from "../shared/field-errors.js";
+import { isObject, type JsonObject } from "../shared/json.js";
 
-export type JsonObject = Record<string, unknown>;
+export { isObject, type JsonObject };
 export type JsonType = "string" | "boolean" | "integer" | "array" | "object";
 
 /** Checks one field value found at `path`; returns its errors. */
 export type FieldCheck = (value: unknown, path: string) => FieldError[];
 
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** An own property only: `__proto__`, `constructor` and other prototype members never count. */
-export function own(obj: JsonObject, key: string): unknown {
+export function own(obj: Readonly<Record<string, unknown>>, key: string): unknown {
   return Object.hasOwn(obj, key) ? obj[key] : undefined;
 }
 
@@ -104,7 +101,7 @@ export function checkStringMap(value: unknown, path: string): FieldError[] {
 
 /** Runs a table of field checks over the own fields of `obj`; unknown fields are ignored. */
 export function checkFields(
-  obj: JsonObject,
+  obj: Readonly<Record<string, unknown>>,
   path: string,
   checks: Readonly<Record<string, FieldCheck>>,
 ): FieldError[] {

@@ -4,6 +4,7 @@
 import { newBadRequest } from "../shared/status.js";
 import type { Status } from "../shared/status.js";
 import type { UserInfo } from "../api/user-info.js";
+import { isObject } from "../shared/json.js";
 
 /** AdmissionRequest.operation. */
 export type Operation = "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
@@ -52,9 +53,6 @@ export interface AdmissionReviewResponse {
 }
 
 type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 
 function own(obj: Json, key: string): unknown {
   return Object.hasOwn(obj, key) ? obj[key] : undefined;

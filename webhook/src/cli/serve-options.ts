@@ -10,7 +10,7 @@ import { DEFAULT_ADMISSION_TIMEOUT_MS, DEFAULT_MAX_IN_FLIGHT } from "../server/l
 import { LOG_LEVELS } from "../server/logger.js";
 import { DEFAULT_SHUTDOWN_DELAY_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from "../server/shutdown.js";
 import { parseCommandArgs } from "./args.js";
-import { parseDuration } from "./duration.js";
+import { parseDuration, parseSpan, showMs } from "./duration.js";
 import { usageError } from "./errors.js";
 import { SERVER_STDIN_CONFIG, selfNamespace } from "./vcluster-flags.js";
 
@@ -197,22 +197,6 @@ export const DEFAULT_OPERATIONS: OperationsOptions = Object.freeze({
   maxInFlight: DEFAULT_MAX_IN_FLIGHT,
   admissionTimeoutMs: DEFAULT_ADMISSION_TIMEOUT_MS,
 });
-
-const showMs = (v: number) => (v % 1000 === 0 ? `${v / 1000}s` : `${v}ms`);
-
-/** "0", or a number and ms, s or m, within [minMs, maxMs]. */
-function parseSpan(text: string, flag: string, minMs: number, maxMs: number): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(text.trim());
-  if (!m && text.trim() !== "0")
-    throw usageError(`invalid ${flag} ${JSON.stringify(text)}: use a duration such as 500ms or 5s`);
-  const ms = m ? Math.round(Number(m[1]) * { ms: 1, s: 1000, m: 60_000 }[m[2] as "ms"]) : 0;
-  if (ms < minMs || ms > maxMs) {
-    throw usageError(
-      `invalid ${flag} ${JSON.stringify(text)}: must be between ${showMs(minMs)} and ${showMs(maxMs)}`,
-    );
-  }
-  return ms;
-}
 
 function parseOperations(v: Record<string, string | boolean | undefined>): OperationsOptions {
   // With --dev no load balancer needs time to notice: Ctrl-C stops at once (after the drain).

@@ -9,7 +9,7 @@ import { FIXED_RESERVED_NAMESPACES } from "../config/reserved-namespaces.js";
 import { LOG_LEVELS } from "../server/logger.js";
 import { DEFAULT_REFERENCE_SECRET_TYPES, NEVER_COPIED_SECRET_TYPES } from "../sync/secret-types.js";
 import { parseCommandArgs } from "./args.js";
-import { parseDuration } from "./duration.js";
+import { parseDuration, parseLongDuration } from "./duration.js";
 import { usageError } from "./errors.js";
 import { SERVER_STDIN_CONFIG, selfNamespace } from "./vcluster-flags.js";
 import type { LeaderElectionOptions, SyncOptions } from "../sync/controller/options.js";
@@ -54,29 +54,6 @@ function takeBooleans(args: string[]): { rest: string[]; values: Record<string, 
     }
   }
   return { rest, values };
-}
-
-/** A Go-style duration of one unit: 500ms, 15s, 2m, 1h; within [minMs, maxMs]. */
-export function parseLongDuration(
-  text: string,
-  flag: string,
-  minMs: number,
-  maxMs: number,
-): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text.trim());
-  if (!m) {
-    throw usageError(
-      `invalid ${flag} ${JSON.stringify(text)}: use a duration such as 500ms or 15s`,
-    );
-  }
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as "ms" | "s" | "m" | "h"];
-  const ms = Math.round(Number(m[1]) * unit);
-  if (ms < minMs || ms > maxMs) {
-    throw usageError(
-      `invalid ${flag} ${JSON.stringify(text)}: must be between ${minMs}ms and ${maxMs / 1000}s`,
-    );
-  }
-  return ms;
 }
 
 /**

@@ -7,6 +7,7 @@ import type { Json, JsonObject, PatchSpec } from "../patches/types.js";
 import { readTextSource, ReadError, sourceName } from "./read-file.js";
 import { validateVClusterConfig, type ValidateOptions } from "./validate-config.js";
 import { parseYamlDocument } from "./yaml-document.js";
+import { isObject } from "../shared/json.js";
 
 /** vcluster.yaml files are a few kilobytes; this bound only stops a wrong file from filling memory. */
 export const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
@@ -29,10 +30,6 @@ export class VClusterConfigError extends Error {
   }
 }
 
-function isObj(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /**
  * The object at `key` of `parent` for a key the chart gives a default, as helm coalesces it: an
  * absent key is created (to take the defaults), and a null one is removed with its defaults, so
@@ -40,7 +37,7 @@ function isObj(value: unknown): value is JsonObject {
  */
 function defaulted(parent: JsonObject, key: string): JsonObject | null {
   const existing = Object.hasOwn(parent, key) ? parent[key] : undefined;
-  if (isObj(existing)) return existing;
+  if (isObject(existing)) return existing;
   if (existing === null) {
     Reflect.deleteProperty(parent, key);
     return null;
@@ -62,7 +59,9 @@ function setDefault(obj: JsonObject, key: string, value: Json): void {
  * way helm merges them: a key set to null loses its default.
  */
 function withDefaults(parsed: unknown): JsonObject {
-  const raw: JsonObject = isObj(parsed) ? (JSON.parse(JSON.stringify(parsed)) as JsonObject) : {};
+  const raw: JsonObject = isObject(parsed)
+    ? (JSON.parse(JSON.stringify(parsed)) as JsonObject)
+    : {};
   const sync = defaulted(raw, "sync");
   const toHost = sync && defaulted(sync, "toHost");
   if (toHost === null) return raw;
@@ -83,7 +82,7 @@ function withDefaults(parsed: unknown): JsonObject {
 /** The object at `key` of `parent`, or an empty one; never changes `parent`. */
 function read(parent: JsonObject, key: string): JsonObject {
   const value = Object.hasOwn(parent, key) ? parent[key] : undefined;
-  return isObj(value) ? value : {};
+  return isObject(value) ? value : {};
 }
 
 /** A patch entry as PatchSpec: "" strings are absent (Go `omitempty`). */
@@ -93,8 +92,8 @@ function toPatchSpec(entry: JsonObject): PatchSpec {
   const reverse = entry["reverseExpression"];
   if (typeof expression === "string" && expression !== "") spec.expression = expression;
   if (typeof reverse === "string" && reverse !== "") spec.reverseExpression = reverse;
-  if (isObj(entry["reference"])) spec.reference = referenceSpec(entry["reference"]);
-  if (isObj(entry["labels"])) spec.labels = {};
+  if (isObject(entry["reference"])) spec.reference = referenceSpec(entry["reference"]);
+  if (isObject(entry["labels"])) spec.labels = {};
   return spec;
 }
 
@@ -120,7 +119,7 @@ function typed(raw: JsonObject): VClusterConfig {
     raw,
     endpoints: {
       enabled: endpoints["enabled"] === true,
-      patches: Array.isArray(patches) ? patches.filter(isObj).map(toPatchSpec) : [],
+      patches: Array.isArray(patches) ? patches.filter(isObject).map(toPatchSpec) : [],
     },
     namespaces: {
       enabled: namespaces["enabled"] === true,

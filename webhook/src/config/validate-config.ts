@@ -18,6 +18,7 @@ import {
   unknownKeys,
   wrongSchemaType,
 } from "./schema-keys.js";
+import { isObject } from "../shared/json.js";
 
 type Problems = string[];
 
@@ -43,10 +44,6 @@ const UNPATCHABLE = new Set(["metadata.name", "metadata.namespace"]);
 const SES_IMPORT = /(^|[^.]|\.\.\.)\bimport(\s*(?:\(|\/[/*]))/;
 const SES_HTML_COMMENT = /(?:<!--|-->)/;
 
-function isObj(value: unknown): value is Obj {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function typeName(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "array";
@@ -67,7 +64,7 @@ function wrongType(path: string, expected: string, value: unknown): string {
  */
 function optionalObject(value: unknown, path: string, problems: Problems): Obj | null {
   if (value === undefined || value === null) return null;
-  if (isObj(value)) return value;
+  if (isObject(value)) return value;
   problems.push(wrongType(path, "an object", value));
   return null;
 }
@@ -78,7 +75,7 @@ function optionalObject(value: unknown, path: string, problems: Problems): Obj |
  */
 function objectOrAbsent(value: unknown, path: string, problems: Problems): Obj | null {
   if (value === undefined) return null;
-  if (isObj(value)) return value;
+  if (isObject(value)) return value;
   problems.push(wrongType(path, "an object", value));
   return null;
 }
@@ -167,7 +164,7 @@ function modesUsed(patch: Obj): number {
 function checkPatch(patch: unknown, i: number, problems: Problems): string | null {
   const where = `${ENDPOINTS}.patches[${i}]`;
   const at = [...ENDPOINTS_AT, "patches", i];
-  if (!isObj(patch)) {
+  if (!isObject(patch)) {
     problems.push(wrongType(where, "an object", patch));
     return null;
   }
@@ -298,7 +295,7 @@ function checkNamespaces(value: unknown, problems: Problems, options: ValidateOp
 export function validateVClusterConfig(raw: unknown, options: ValidateOptions = {}): string[] {
   const problems: Problems = [];
   if (raw === undefined || raw === null) return problems; // an empty file: all defaults
-  if (!isObj(raw)) return [wrongSchemaType([], "object", typeName(raw))];
+  if (!isObject(raw)) return [wrongSchemaType([], "object", typeName(raw))];
   problems.push(...unknownKeys(raw, [], ROOT_KEYS));
   const sync = optionalObject(own(raw, "sync"), "sync", problems);
   if (sync !== null) problems.push(...unknownKeys(sync, ["sync"], SYNC_KEYS));

@@ -14,6 +14,7 @@ import { DiscoveryCache, type KindTable } from "./discovery-cache.js";
 import { discoveryPath, parseApiVersion, resourcesByKind, type GroupVersion } from "./discovery.js";
 import { KubeTransport } from "../shared/transport.js";
 import { describeAnswer, describeError, unavailable } from "./fail-closed.js";
+import { isObject } from "../shared/json.js";
 
 export interface ApiClientOptions {
   /** Deadline for one API call. */
@@ -280,8 +281,4 @@ function describeAttributes(a: ResourceAttributes): string {
 
 function definedOnly(options: ApiClientOptions): Partial<typeof DEFAULTS> {
   return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -2,6 +2,7 @@
 // OwnerReferencesPermissionEnforcement plugin). Pure parsing here; the cache is in discovery-cache.ts.
 
 import type { ResourceMapping } from "./ports.js";
+import { isObject } from "../shared/json.js";
 
 export interface GroupVersion {
   group: string;
@@ -68,8 +69,4 @@ function ownFields(
   names: readonly string[],
 ): Record<string, unknown> {
   return Object.fromEntries(names.map((n) => [n, Object.hasOwn(obj, n) ? obj[n] : undefined]));
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

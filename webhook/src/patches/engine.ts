@@ -11,7 +11,6 @@ import {
   copyJson,
   deleteMatch,
   findMatches,
-  isJsonObject,
   readMatch,
   writeMatch,
   type Match,
@@ -32,6 +31,7 @@ import {
   type ReferenceResolver,
   type VClusterInfo,
 } from "./types.js";
+import { isObject } from "../shared/json.js";
 
 // The engine's types live in types.ts, so the translators the engine calls can use them without
 // importing the engine back. Re-exported for the callers that know them from here.
@@ -142,7 +142,7 @@ interface Run {
 
 /** Applies the patches to a deep copy of `input.object` (unless `owned`); the input is never mutated. */
 export function applyPatches(input: ApplyInput, options: ApplyOptions): ApplyResult {
-  if (!isJsonObject(input.object)) throw new PatchError("the object to patch must be an object");
+  if (!isObject(input.object)) throw new PatchError("the object to patch must be an object");
   const run: Run = {
     input,
     options,
@@ -189,7 +189,7 @@ function applyToRoot(run: Run, patch: CompiledPatch, mode: PatchMode): void {
     // The change set itself is dropped: nothing of it reaches the other side.
     run.object = {};
   } else if (outcome.kind !== "keep") {
-    if (outcome.kind === "delete" || !isJsonObject(outcome.value)) {
+    if (outcome.kind === "delete" || !isObject(outcome.value)) {
       throw patchError(patch, "", `the result for the empty path must be an object`);
     }
     run.object = outcome.value;

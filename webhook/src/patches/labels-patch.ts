@@ -9,8 +9,9 @@ import {
   virtualLabelSelector,
   virtualLabelsMap,
 } from "./labels.js";
-import { isJsonObject, ownValue } from "./traverse.js";
+import { ownValue } from "./traverse.js";
 import type { Direction, Json, JsonObject, Outcome, VClusterInfo } from "./types.js";
+import { isObject } from "../shared/json.js";
 
 export interface LabelsInput {
   value: Json;
@@ -46,12 +47,12 @@ export function applyLabelsPatch(input: LabelsInput): LabelsOutcome {
 }
 
 export function isStringMap(value: Json): value is Record<string, string> {
-  return isJsonObject(value) && Object.values(value).every((v) => typeof v === "string");
+  return isObject(value) && Object.values(value).every((v) => typeof v === "string");
 }
 
 /** metav1.LabelSelector: only matchLabels (a string map) and matchExpressions (a list). */
 export function isSelector(value: Json): value is JsonObject {
-  if (!isJsonObject(value)) return false;
+  if (!isObject(value)) return false;
   const keys = Object.keys(value);
   if (keys.length === 0 || !keys.every((k) => SELECTOR_KEYS.includes(k))) return false;
   const matchLabels = ownValue(value, "matchLabels");
@@ -63,7 +64,7 @@ export function isSelector(value: Json): value is JsonObject {
 }
 
 function virtualNamespace(object: Json): string {
-  const metadata = isJsonObject(object) ? ownValue(object, "metadata") : undefined;
-  const namespace = isJsonObject(metadata) ? ownValue(metadata, "namespace") : undefined;
+  const metadata = isObject(object) ? ownValue(object, "metadata") : undefined;
+  const namespace = isObject(metadata) ? ownValue(metadata, "namespace") : undefined;
   return typeof namespace === "string" ? namespace : "";
 }

@@ -3,6 +3,7 @@
 // keeps its name on the host.
 import { convertLabelKeyWithPrefix, safeConcatName } from "./host-names.js";
 import type { Json, JsonObject } from "./types.js";
+import { isObject } from "../shared/json.js";
 
 export const LabelPrefix = "vcluster.loft.sh/label";
 export const NamespaceLabelPrefix = "vcluster.loft.sh/ns-label";
@@ -132,10 +133,6 @@ export function virtualLabelsMap(
     if (virtualKey !== null) out.set(virtualKey, value);
   }
   return Object.fromEntries(out);
-}
-
-function isObject(value: Json | undefined): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Renames the keys of `matchLabels` and `matchExpressions[].key`; everything else is kept. */

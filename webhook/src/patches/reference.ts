@@ -6,14 +6,7 @@
 // resolver.
 
 import { hostNameShort, mapNamespaceToHost } from "./host-names.js";
-import {
-  findMatches,
-  isJsonObject,
-  ownValue,
-  readMatch,
-  writeMatch,
-  type Match,
-} from "./traverse.js";
+import { findMatches, ownValue, readMatch, writeMatch, type Match } from "./traverse.js";
 import {
   PatchError,
   type CompiledPatch,
@@ -24,6 +17,7 @@ import {
   type ReferenceResolver,
   type VClusterInfo,
 } from "./types.js";
+import { isObject } from "../shared/json.js";
 
 /** A reference a patch rewrote: the sync controller copies (toHost) or imports (toVirtual) it. */
 export interface ResolvedReference {
@@ -89,8 +83,7 @@ function readParts(input: ReferenceInput): ReferenceParts | { skip: ReferenceOut
       namespaceAt: null,
     };
   }
-  if (!isJsonObject(value))
-    return { skip: { kind: "keep", note: "the reference is not an object" } };
+  if (!isObject(value)) return { skip: { kind: "keep", note: "the reference is not an object" } };
   const nameAt = single(input, value, ref.nameSegments, "namePath");
   const name = nameAt === null ? null : nonEmptyString(readMatch(nameAt));
   if (name === null) return { skip: { kind: "keep", note: "no non-empty string at namePath" } };
@@ -231,9 +224,9 @@ function write(value: Json, parts: ReferenceParts, translated: Translated): Outc
 }
 
 function metadataNamespace(object: Json): string | null {
-  if (!isJsonObject(object)) return null;
+  if (!isObject(object)) return null;
   const metadata = ownValue(object, "metadata");
-  if (!isJsonObject(metadata)) return null;
+  if (!isObject(metadata)) return null;
   return nonEmptyString(ownValue(metadata, "namespace") ?? null);
 }
 

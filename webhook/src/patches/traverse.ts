@@ -8,16 +8,13 @@
 
 import { indexKey } from "./path.js";
 import type { Json, JsonObject, PathSegment } from "./types.js";
+import { isObject } from "../shared/json.js";
 
 /** One matched location: `parent[key]` exists and is reached through `keys` from the root. */
 export interface Match {
   parent: JsonObject | Json[];
   key: string | number;
   keys: (string | number)[];
-}
-
-export function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** The own value of `key`, or undefined; never a prototype member. */
@@ -53,7 +50,7 @@ function walk(
       // (docs/reference.md#patch-path-resolution).
       visit(value, segment.index, value[segment.index], segments, depth, keys, out);
     }
-  } else if (isJsonObject(value)) {
+  } else if (isObject(value)) {
     if (segment.kind === "wildcard") {
       for (const k of Object.keys(value)) visit(value, k, value[k], segments, depth, keys, out);
     } else {

@@ -4,8 +4,9 @@
 // inside a sandbox child process in production (patches/sandbox/) and a plain function in the unsandboxed
 // benchmark baseline.
 
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-export type JsonObject = { [key: string]: Json };
+import type { Json, JsonObject } from "../shared/json.js";
+
+export type { Json, JsonObject };
 
 /** `toHost`: virtual → host, runs `expression`. `toVirtual`: host → virtual, runs `reverseExpression`. */
 export type Direction = "toHost" | "toVirtual";

@@ -4,6 +4,7 @@
 // (apierrors.NewGenericServerResponse).
 
 import type { StatusCause } from "./field-errors.js";
+import { isObject } from "./json.js";
 import { KubeError, type StatusDetails, type StatusReason } from "./status.js";
 import type { KubeResponse } from "./transport.js";
 
@@ -60,12 +61,9 @@ export function answerError(res: KubeResponse): KubeError {
   return new KubeError(err.code, REASONS[err.code] ?? "InternalError", err.message, err.details);
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
-
 /** The answer's details (which object, and why), keeping only well-typed fields; else undefined. */
 function statusDetails(value: unknown): StatusDetails | undefined {
-  if (!isRecord(value)) return undefined;
+  if (!isObject(value)) return undefined;
   const details: StatusDetails = {};
   for (const key of ["name", "group", "kind", "uid"] as const) {
     const v = value[key];
@@ -77,7 +75,7 @@ function statusDetails(value: unknown): StatusDetails | undefined {
   if (Array.isArray(causes)) {
     // metav1.StatusCause's fields are omitempty: a missing one is "".
     const text = (v: unknown): string => (typeof v === "string" ? v : "");
-    details.causes = causes.filter(isRecord).map((c): StatusCause => ({
+    details.causes = causes.filter(isObject).map((c): StatusCause => ({
       reason: text(c["reason"]),
       message: text(c["message"]),
       field: text(c["field"]),

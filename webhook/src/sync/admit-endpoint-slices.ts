@@ -23,9 +23,7 @@ import {
   isSyncedHostEndpoints,
   rebuildVirtualFromHost,
 } from "./translate-endpoints.js";
-
-const isObject = (v: unknown): v is JsonObject =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
+import { isObject } from "../shared/json.js";
 
 /** Mirroring only ever makes IP slices; an FQDN slice has no Endpoints form. */
 const IP_ADDRESS_TYPES = new Set(["IPv4", "IPv6"]);

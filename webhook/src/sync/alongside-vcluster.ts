@@ -10,9 +10,7 @@
 // Both switches default to true in vCluster's chart, so only an explicit `false` will do.
 
 import type { Json } from "../patches/types.js";
-
-const isObject = (v: Json | undefined): v is { [key: string]: Json } =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
+import { isObject } from "../shared/json.js";
 
 /** `config` at `path`, undefined where a step is missing or not a map. */
 function at(config: Json, path: readonly string[]): Json | undefined {

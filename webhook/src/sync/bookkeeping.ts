@@ -5,14 +5,12 @@
 // aside before the patches run and put back afterwards.
 
 import type { Json, JsonObject } from "../patches/types.js";
+import { isObject } from "../shared/json.js";
 
 export const VCLUSTER_PREFIX = "vcluster.loft.sh/";
 const MAPS = ["annotations", "labels"] as const;
 
 type Saved = Record<(typeof MAPS)[number], [string, Json][]>;
-
-const isObject = (v: unknown): v is JsonObject =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 
 export interface Protected {
   object: JsonObject;

@@ -10,15 +10,13 @@
 // address `{ip: addresses[0], hostname, nodeName, targetRef}`, and the slice's ports. Pure.
 
 import type { Json, JsonObject } from "../patches/types.js";
+import { isObject } from "../shared/json.js";
 
 /** Go's GroupVersionKind.String() for discovery/v1 EndpointSlice (vCluster's object-kind value). */
 export const ENDPOINT_SLICE_KIND = "discovery.k8s.io/v1, Kind=EndpointSlice";
 
 /** The fields an Endpoints address has; the rest of a slice endpoint is kept as it was. */
 const ADDRESS_FIELDS = ["hostname", "nodeName", "targetRef"] as const;
-
-const isObject = (v: unknown): v is JsonObject =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 
 export class SliceViewError extends Error {}
 

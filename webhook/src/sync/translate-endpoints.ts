@@ -10,6 +10,7 @@ import {
   virtualLabelsMap,
 } from "../patches/labels.js";
 import type { Json, JsonObject, VClusterInfo } from "../patches/types.js";
+import { isObject } from "../shared/json.js";
 
 /** vCluster's bookkeeping annotations (pkg/util/translate/types.go). */
 export const BOOKKEEPING_ANNOTATIONS = Object.freeze({
@@ -73,10 +74,6 @@ export interface TranslateOptions {
    * does (ownerServiceFor). Without it the copy has no ownerReferences.
    */
   owner?: OwnerService;
-}
-
-function isObject(value: Json | undefined): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function ownField(obj: JsonObject, key: string): Json | undefined {

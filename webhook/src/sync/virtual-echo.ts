@@ -7,11 +7,9 @@
 // have no inverse. Pure.
 
 import type { Json, JsonObject } from "../patches/types.js";
+import { isObject } from "../shared/json.js";
 
 const MAPS = ["annotations", "labels"] as const;
-
-const isObject = (v: unknown): v is JsonObject =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 
 const mapOf = (meta: Json | undefined, map: string): JsonObject => {
   const value = isObject(meta) ? meta[map] : undefined;

@@ -16,6 +16,7 @@ import { hostname } from "node:os";
 import { StringDecoder } from "node:string_decoder";
 import type { KubeResponse, RequestExtras } from "../../shared/transport.js";
 import { TokenBucket } from "./work-queue.js";
+import { isObject } from "../../shared/json.js";
 
 /** An object of any kind, as JSON: the recorder reads only apiVersion, kind and metadata. */
 export type KubeObject = Record<string, unknown>;
@@ -248,8 +249,4 @@ export function capBytes(text: string, max: number): string {
   if (Buffer.byteLength(text) <= max) return text;
   // The decoder holds back a partial character at the end instead of decoding it.
   return new StringDecoder("utf8").write(Buffer.from(text).subarray(0, max));
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

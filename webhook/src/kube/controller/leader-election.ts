@@ -17,6 +17,7 @@
 
 import { performance } from "node:perf_hooks";
 import type { KubeResponse } from "../../shared/transport.js";
+import { isObject } from "../../shared/json.js";
 
 /** What the elector needs of KubeTransport. */
 export interface LeaseTransport {
@@ -348,8 +349,4 @@ function validate(opts: LeaderElectorOptions, lease: number, renew: number, retr
   }
   if (retry < 1) problems.push("retryPeriodMs must be positive");
   if (problems.length > 0) throw new Error(`invalid leader election: ${problems.join("; ")}`);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -13,6 +13,7 @@
 
 import { describeAnswer, describeError } from "../fail-closed.js";
 import type { KubeResponse, OpenStream } from "../../shared/transport.js";
+import { isObject } from "../../shared/json.js";
 
 /** What the cache needs of KubeTransport. */
 export interface CacheTransport {
@@ -407,8 +408,4 @@ function isResponse(value: unknown): value is KubeResponse {
 function stringField(obj: Record<string, unknown>, field: string): string {
   const value = Object.hasOwn(obj, field) ? obj[field] : undefined;
   return typeof value === "string" ? value : "";
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -22,9 +22,10 @@ import {
   virtualLabel,
   type LabelScope,
 } from "../../patches/labels.js";
-import type { Json, JsonObject } from "../../patches/types.js";
+import type { JsonObject } from "../../patches/types.js";
 import { BOOKKEEPING_ANNOTATIONS, EXCLUDED_ANNOTATION } from "../translate-endpoints.js";
 import { hashValue, SNAPSHOT_ANNOTATION, type HashPair, type Snapshot } from "./snapshot.js";
+import { isObject } from "../../shared/json.js";
 
 /** vCluster's own keys; guarded-patch.ts keeps them out of patches' reach too. */
 const VCLUSTER_PREFIX = "vcluster.loft.sh/";
@@ -59,9 +60,6 @@ export interface Changes {
   annotations: Record<string, string | null>;
   labels: Record<string, string | null>;
 }
-
-const isObject = (v: Json | undefined): v is JsonObject =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 
 function metaMap(object: JsonObject, field: "annotations" | "labels"): StringMap {
   const meta = object.metadata;

@@ -2,9 +2,9 @@
 // field that is missing or of another type reads as empty, and only own keys count.
 
 import type { Json, JsonObject } from "../../patches/types.js";
+import { isObject } from "../../shared/json.js";
 
-export const isObject = (v: Json | undefined): v is JsonObject =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
+export { isObject };
 
 /** The object at `key`, or {} when it is missing or no object. */
 export function field(obj: JsonObject, key: string): JsonObject {

@@ -10,6 +10,7 @@
 
 import { createHash } from "node:crypto";
 import type { Json, JsonObject } from "../../patches/types.js";
+import { isObject } from "../../shared/json.js";
 
 export const SNAPSHOT_ANNOTATION = "vgate.loft.sh/sync-snapshot";
 
@@ -64,9 +65,6 @@ export interface ReadSnapshot {
   /** Set when an annotation was there but could not be read (it is then treated as absent). */
   warning?: string;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 
 const isHash = (v: unknown): v is string => v === ABSENT || (typeof v === "string" && HASH.test(v));
 
