@@ -4,10 +4,11 @@
 // not learn (no answer from the monitor, or a child that died at once) while its config has
 // several expressions is run once more, alone, before it is settled: the monitor is asked again,
 // and the error names the patch when it answers (see rerunToName).
-import { PatchError, type PatchSpec } from "../types.js";
+import type { PatchSpec } from "../types.js";
 import type { Chunk } from "./child-supervisor.js";
 import { settle, type Pending } from "./job-queue.js";
 import { STATE_EXPRESSION, STATE_IDLE, STATE_JOB } from "./protocol.js";
+import { poolClosed } from "./sandbox-unavailable.js";
 import { blame, gaveUp, type Culprit, type Stop, type StopLimits } from "./stop.js";
 
 /** A job re-queued this often (its child died under other jobs each time) fails instead. */
@@ -32,8 +33,7 @@ export function settleDeadChunk(
 ): Pending[] {
   const open = chunk.jobs.slice(chunk.answered);
   if (why.kind === "closed") {
-    for (const p of open)
-      settle(p, { ok: false, error: new PatchError("the sandbox pool is closed") });
+    for (const p of open) settle(p, { ok: false, error: poolClosed() });
     return [];
   }
   const culprit = running ? culpritOf(chunk, why, pool) : undefined;

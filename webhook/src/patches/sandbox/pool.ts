@@ -37,8 +37,9 @@ import {
   type SandboxResult,
   type WireError,
 } from "./protocol.js";
+import { childrenFailToStart, poolClosed } from "./sandbox-unavailable.js";
 import { exitDetail, stopReason, type Stop, type StopLimits } from "./stop.js";
-import type { BatchResult } from "./wire-result.js";
+import { patchErrorOf, type BatchResult } from "./wire-result.js";
 
 export type { SandboxConfig, SandboxJob, SandboxResult } from "./protocol.js";
 export { DEFAULT_RESOURCE_LIMITS, type ResourceLimits } from "./limits.js";
@@ -179,7 +180,7 @@ export class SandboxPool {
     const error = wait.errors[0];
     if (error === undefined && wait.failure === undefined) return;
     if (this.configs.get(configKey) === config) this.restore(configKey, previous);
-    if (error !== undefined) throw new PatchError(error.message, error.patchIndex, error.path);
+    if (error !== undefined) throw patchErrorOf(error);
     throw wait.failure!;
   }
 
@@ -222,7 +223,7 @@ export class SandboxPool {
     this.closed = true;
     const all = this.live();
     for (const slot of all) slot.end({ kind: "closed" });
-    this.queue.failAll(new PatchError("the sandbox pool is closed"));
+    this.queue.failAll(poolClosed());
     this.updateRefs();
     await Promise.all(all.map((s) => s.exited));
   }
@@ -261,9 +262,8 @@ export class SandboxPool {
   // ---- configs ----
 
   private assertOpen(): void {
-    if (this.closed) throw new PatchError("the sandbox pool is closed");
-    if (this.broken !== undefined)
-      throw new PatchError(`sandbox children fail to start: ${this.broken}`);
+    if (this.closed) throw poolClosed();
+    if (this.broken !== undefined) throw childrenFailToStart(this.broken);
   }
 
   private restore(configKey: string, previous: SandboxConfig | undefined): void {
@@ -289,7 +289,7 @@ export class SandboxPool {
         // Replacements must not load it again.
         this.configs.delete(load.key);
       }
-      if (why.kind === "closed") wait.failure = new PatchError("the sandbox pool is closed");
+      if (why.kind === "closed") wait.failure = poolClosed();
       if (wait.slots.size === 0) wait.done();
     }
   }
@@ -359,10 +359,10 @@ export class SandboxPool {
     const detail =
       why.kind === "crash" ? exitDetail(why.exit, true) : stopReason(why, STATE_JOB, this.limits);
     this.broken = detail;
-    this.queue.failAll(new PatchError(`sandbox children fail to start: ${detail}`));
+    this.queue.failAll(childrenFailToStart(detail));
     for (const slot of this.live()) slot.end({ kind: "closed" });
     for (const wait of this.loads.values()) {
-      wait.failure = new PatchError(`sandbox children fail to start: ${detail}`);
+      wait.failure = childrenFailToStart(detail);
       wait.done();
     }
   }
