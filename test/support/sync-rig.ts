@@ -48,6 +48,8 @@ export interface SyncProcess {
   /** http://127.0.0.1:PORT of --metrics-bind-address. */
   readonly metricsUrl: string;
   exited(): boolean;
+  /** The vgate process's pid (not its supervisor's); null once it is gone. */
+  pid(): number | null;
   /** Resolves once /readyz answers 200; fails early (with the log's end) if the process exits. */
   waitReady(timeoutMs?: number): Promise<void>;
   /** GET of a probe or metrics path: the status and body, or status 0 when nothing answers. */
@@ -239,6 +241,7 @@ function syncProcess(
     probeUrl,
     metricsUrl,
     exited: () => proc.exited(),
+    pid: () => childPid(proc),
     waitReady: (timeoutMs = 30_000) =>
       waitUntil("/readyz", proc, async () => (await get("/readyz")).status === 200, timeoutMs),
     get,

@@ -17,6 +17,7 @@ import { reloadTests } from "./reload.js";
 import { restartTests } from "./restart.js";
 import { rigTests } from "./rig.js";
 import { reverseTests } from "./reverse.js";
+import { sandboxDownTests } from "./sandbox-down.js";
 import { serviceGateTests } from "./service-gate.js";
 import { SyncContext } from "./sync-context.js";
 import { tenantHostTests } from "./tenant-host.js";
@@ -64,6 +65,7 @@ const skipReason = HAVE_KUBE ? missing : KUBE_SKIP_REASON;
   describe("enabled: false", () => enabledTests(ctx));
   describe("an API server restart", () => apiserverRestartTests(ctx));
   describe("hostile expressions", () => hostileTests(ctx));
+  describe("sandbox children that fail to start", () => sandboxDownTests(ctx));
   describe("config reload", () => reloadTests(ctx));
   describe("leader election", () => leaderTests(ctx));
   describe("every controller's log", () => {

@@ -362,7 +362,15 @@ function patchError(
   cause?: unknown,
 ): PatchError {
   const text = `patches[${patch.index}] at ${quotePath(path)}: ${message}`;
-  return new PatchError(text, patch.index, path, cause === undefined ? undefined : { cause });
+  // The whole object's errors (`at the whole object`) have always been quoted whole where a
+  // caller names the patch itself (sync/controller/reconcile.ts); issue 24 changes no message.
+  const detail = path === "" ? text : message;
+  return new PatchError(
+    text,
+    patch.index,
+    path,
+    cause === undefined ? { detail } : { cause, detail },
+  );
 }
 
 /** Errors from expressions and translators become PatchErrors naming the patch and the path. */

@@ -118,10 +118,12 @@ function single(
   const matches = findMatches(value, segments);
   if (matches.length > 1) {
     const { index } = input.patch;
+    const detail = `reference.${field} matches ${matches.length} values, expected one`;
     throw new PatchError(
-      `patches[${index}] at ${JSON.stringify(input.path)}: reference.${field} matches ${matches.length} values, expected one`,
+      `patches[${index}] at ${JSON.stringify(input.path)}: ${detail}`,
       index,
       input.path,
+      { detail },
     );
   }
   return matches[0] ?? null;

@@ -119,14 +119,31 @@ export type Outcome =
   | { kind: "set"; value: Json; note?: string }
   | { kind: "delete"; note?: string };
 
+export interface PatchErrorOptions extends ErrorOptions {
+  /** The message without its leading words that name the patch (see PatchError.detail). */
+  detail?: string;
+}
+
 export class PatchError extends Error {
   override readonly name = "PatchError";
+  // A private field: the error serialises (JSON, log lines) as it always has.
+  readonly #detail: string;
   constructor(
     message: string,
     readonly patchIndex?: number,
     readonly path?: string,
-    options?: ErrorOptions,
+    options?: PatchErrorOptions,
   ) {
     super(message, options);
+    this.#detail = options?.detail ?? message;
+  }
+
+  /**
+   * What went wrong, without the leading `patches[i] at "path": ` or `patches[i] (path): ` that
+   * names the patch: for a caller that names the patch itself from patchIndex and path. The
+   * message when it names no patch that way.
+   */
+  get detail(): string {
+    return this.#detail;
   }
 }

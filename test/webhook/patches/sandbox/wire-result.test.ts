@@ -50,4 +50,14 @@ describe("patches/sandbox wire results", () => {
     assert.equal(r.error.path, "a.b");
     assert.ok(!JSON.stringify(r.error).includes("/host/path.js"));
   });
+
+  it("keeps the detail (the message without the words naming the patch), a string only", () => {
+    const named = { message: 'patches[2] at "a.b": boom', patchIndex: 2, path: "a.b" };
+    const r = fromWire({ ok: false, error: { ...named, detail: "boom" } });
+    assert.ok(!r.ok);
+    assert.equal(r.error.detail, "boom");
+    const odd = fromWire({ ok: false, error: { ...named, detail: 7 } });
+    assert.ok(!odd.ok);
+    assert.equal(odd.error.detail, named.message, "no detail: the message");
+  });
 });

@@ -5,7 +5,14 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "mocha";
-import { SyncError } from "../../../../webhook/src/sync/controller/contracts.js";
+import { SandboxPool } from "../../../../webhook/src/patches/sandbox/pool.js";
+import { isSandboxUnavailable } from "../../../../webhook/src/patches/sandbox/sandbox-unavailable.js";
+import { PatchError } from "../../../../webhook/src/patches/types.js";
+import { until } from "../../../support/until.js";
+import {
+  SyncError,
+  type ReconcileDeps,
+} from "../../../../webhook/src/sync/controller/contracts.js";
 import {
   hostKeyFor,
   reconcileEndpoints,
@@ -113,8 +120,46 @@ describe("sync/controller/reconcile: patch errors and hostile expressions", func
         w.deps(closed),
       ),
       (err: unknown) =>
-        err instanceof Error && !(err instanceof SyncError) && /closed/.test(err.message),
+        isSandboxUnavailable(err) &&
+        !(err instanceof SyncError) &&
+        err.reason === "Closed" &&
+        err.message === "the sandbox pool is closed",
     );
+  });
+
+  it("a pool whose children fail to start is not the object's fault either: its own error, by type", async () => {
+    // A real broken pool: a 1 MiB heap cannot hold Node's startup snapshot, so V8 aborts every
+    // child as it starts (test/webhook/patches/sandbox/pool-startup.test.ts).
+    const pool = new SandboxPool({ size: 1, resourceLimits: { maxOldGenerationSizeMb: 1 } });
+    try {
+      const config = { patches: PATCHES, vcluster: runner.vcluster };
+      await assert.rejects(pool.loadConfig("vcluster", config), PatchError);
+      await until(() => pool.restarts >= 3, "the pool breaks after three startup failures");
+      const broken = {
+        vcluster: runner.vcluster,
+        run: (job: Parameters<ReconcileDeps["run"]>[0]) => pool.apply("vcluster", job),
+      };
+      const w = world({ a: "fine" });
+      await assert.rejects(
+        reconcileEndpoints(
+          w.state({ namespace: "team", name: "a" }, broken.vcluster),
+          w.deps(broken),
+        ),
+        (err: unknown) => {
+          // Not a SyncError: the controller retries the key and records no Event on it.
+          assert.ok(!(err instanceof SyncError), `a SyncError: ${String(err)}`);
+          assert.ok(isSandboxUnavailable(err));
+          assert.equal(err.reason, "ChildrenFailToStart");
+          assert.match(
+            err.message,
+            /^sandbox children fail to start: (signal SIG\w+|exit code \d+)/,
+          );
+          return true;
+        },
+      );
+    } finally {
+      await pool.close();
+    }
   });
 
   for (const [mode, expected] of [

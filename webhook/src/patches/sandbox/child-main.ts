@@ -119,7 +119,8 @@ promiseHooks.onInit(() => {
 });
 
 function sizeOf(result: WireResult): number {
-  return result.ok ? result.objectUtf8.length : result.error.message.length;
+  if (result.ok) return result.objectUtf8.length;
+  return result.error.message.length + (result.error.detail?.length ?? 0);
 }
 
 async function runBatch(message: Extract<ToChild, { type: "batch" }>): Promise<void> {

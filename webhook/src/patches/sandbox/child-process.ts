@@ -65,8 +65,10 @@ export function childArgs(limits: ChildLimits, script: readonly string[] = [CHIL
 export class SandboxProcess {
   readonly pid: number;
   private readonly child: ChildProcess;
-  private readonly channel: Socket;
-  private readonly monitor: Socket;
+  /** The pipes: none when spawning failed before it made them (EMFILE, ENFILE). */
+  private readonly channel: Socket | undefined;
+  private readonly monitor: Socket | undefined;
+  private readonly stderr: Socket | undefined;
   private readonly decoder: FrameDecoder;
   private stderrTail = "";
   private stderrBytes = 0;
@@ -95,16 +97,19 @@ export class SandboxProcess {
     this.pid = this.child.pid ?? -1;
     this.status = new ProcFile(`/proc/${this.pid}/status`);
     this.schedstat = new ProcFile(`/proc/${this.pid}/schedstat`);
-    this.channel = this.child.stdio[3] as Socket;
-    this.monitor = this.child.stdio[4] as Socket;
+    // Node leaves `stdio` null when spawning fails for want of file descriptors; the error
+    // event below then ends this child like any other failed spawn.
+    const stdio = (this.child.stdio as (Socket | null)[] | null) ?? [];
+    this.stderr = stdio[2] ?? undefined;
+    this.channel = stdio[3] ?? undefined;
+    this.monitor = stdio[4] ?? undefined;
     this.decoder = new FrameDecoder(maxFrameBytes);
     live.add(this.child);
-    this.child.stderr!.on("data", (chunk: Buffer) => this.onStderr(chunk));
-    this.channel.on("data", (chunk: Buffer) => this.onData(chunk));
-    this.monitor.on("data", (chunk: Buffer) => this.onAnswer(chunk));
+    this.stderr?.on("data", (chunk: Buffer) => this.onStderr(chunk));
+    this.channel?.on("data", (chunk: Buffer) => this.onData(chunk));
+    this.monitor?.on("data", (chunk: Buffer) => this.onAnswer(chunk));
     // A write to a child that just died fails with EPIPE; its exit is what counts.
-    for (const stream of [this.channel, this.monitor, this.child.stderr!])
-      stream.on("error", () => undefined);
+    for (const stream of this.streams()) stream.on("error", () => undefined);
     this.child.on("error", (err) => {
       // Spawning failed: there is no process, and no exit to wait for.
       if (this.child.pid === undefined) this.onExit(null, null, err);
@@ -116,7 +121,7 @@ export class SandboxProcess {
   }
 
   send(message: ToChild): void {
-    if (!this.gone) writeFrame(this.channel, message);
+    if (!this.gone && this.channel !== undefined) writeFrame(this.channel, message);
   }
 
   /**
@@ -124,7 +129,8 @@ export class SandboxProcess {
    * or the child is gone: the caller then acts without it.
    */
   query(graceMs: number): Promise<Progress | undefined> {
-    if (this.gone) return Promise.resolve(undefined);
+    const monitor = this.monitor;
+    if (this.gone || monitor === undefined) return Promise.resolve(undefined);
     return new Promise((resolve) => {
       let settled = false;
       const settle = (progress: Progress | undefined): void => {
@@ -135,7 +141,7 @@ export class SandboxProcess {
       };
       const timer = setTimeout(() => settle(undefined), graceMs);
       this.waiting.push(settle);
-      this.monitor.write("?");
+      monitor.write("?");
     });
   }
 
@@ -184,7 +190,7 @@ export class SandboxProcess {
   }
 
   private streams(): Socket[] {
-    return [this.channel, this.monitor, this.child.stderr as Socket];
+    return [this.channel, this.monitor, this.stderr].filter((s) => s !== undefined);
   }
 
   private onData(chunk: Buffer): void {

@@ -234,6 +234,7 @@ export function toWireError(err: unknown): WireError {
     const out: WireError = { message: err.message };
     if (err.patchIndex !== undefined) out.patchIndex = err.patchIndex;
     if (err.path !== undefined) out.path = err.path;
+    if (err.detail !== err.message) out.detail = err.detail;
     return out;
   }
   return { message: err instanceof Error ? err.message : String(err) };

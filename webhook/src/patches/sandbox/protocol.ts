@@ -42,6 +42,8 @@ export interface WireError {
   message: string;
   patchIndex?: number;
   path?: string;
+  /** PatchError.detail, when it is not the message. */
+  detail?: string;
 }
 
 export type WireResult = ({ ok: true } & WireSandboxResult) | { ok: false; error: WireError };

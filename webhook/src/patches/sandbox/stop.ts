@@ -42,7 +42,8 @@ export function blame(
   const named = patchIndex >= 0 && state !== STATE_JOB;
   const path = named ? specs?.[patchIndex]?.path : undefined;
   const who = named ? `patches[${patchIndex}] (${path ?? "?"}): ` : "";
-  return new PatchError(who + stopReason(why, state, limits), named ? patchIndex : undefined, path);
+  const detail = stopReason(why, state, limits);
+  return new PatchError(who + detail, named ? patchIndex : undefined, path, { detail });
 }
 
 export function stopReason(why: Stop, state: number, { deadlineMs, limits }: StopLimits): string {

@@ -15,7 +15,14 @@ export function wireError(raw: unknown): WireError | undefined {
   const out: WireError = { message: e.message };
   if (Number.isInteger(e.patchIndex)) out.patchIndex = e.patchIndex;
   if (isString(e.path)) out.path = e.path;
+  if (isString(e.detail)) out.detail = e.detail;
   return out;
+}
+
+/** The PatchError a child's error stands for. */
+export function patchErrorOf(error: WireError): PatchError {
+  const options = error.detail === undefined ? undefined : { detail: error.detail };
+  return new PatchError(error.message, error.patchIndex, error.path, options);
 }
 
 /** A child's result, checked: anything malformed fails that object only. */
@@ -28,7 +35,7 @@ export function fromWire(raw: unknown): BatchResult {
   if (r.ok === false) {
     const error = wireError(r.error);
     if (error === undefined) return malformed();
-    return { ok: false, error: new PatchError(error.message, error.patchIndex, error.path) };
+    return { ok: false, error: patchErrorOf(error) };
   }
   const { objectUtf8, explain, warnings, references } = r;
   if (

@@ -34,6 +34,7 @@ import {
   type PatchSpec,
   type VClusterInfo,
 } from "../../patches/types.js";
+import { isSandboxUnavailable } from "../../patches/sandbox/sandbox-unavailable.js";
 import { applyChangeSet } from "../change-set.js";
 import { applyGuardedPatches, type GuardedResult, type PatchJob } from "../guarded-patch.js";
 import {
@@ -231,16 +232,10 @@ async function runPatches(
     return await applyGuardedPatches(deps.run, object, job);
   } catch (err) {
     // A closed or broken pool is the controller's trouble, not this object's: retried, no Event.
-    if (err instanceof PatchError && err.patchIndex === undefined && poolDown(err.message)) {
-      throw err;
-    }
+    if (isSandboxUnavailable(err)) throw err;
     throw patchFailure(key, job.direction, err);
   }
 }
-
-/** The pool's own failures (patches/sandbox/pool.ts), as opposed to one object's. */
-const poolDown = (message: string): boolean =>
-  message === "the sandbox pool is closed" || message.startsWith("sandbox children fail to start");
 
 function patchFailure(key: SyncKey, direction: Direction, err: unknown): SyncError {
   const message = err instanceof Error ? err.message : String(err);
@@ -250,7 +245,7 @@ function patchFailure(key: SyncKey, direction: Direction, err: unknown): SyncErr
     where = `patches[${err.patchIndex}] (${err.path ?? "?"})`;
   }
   // The engine and the pool name the patch themselves; say it once.
-  const detail = message.replace(/^patches\[\d+\](?: at "(?:[^"\\]|\\.)*"| \([^)]*\))?:\s*/, "");
+  const detail = err instanceof PatchError ? err.detail : message;
   return new SyncError(
     `endpoints ${keyString(key)}: ${where} failed going ${direction} (${which}): ${detail}`,
     direction,
