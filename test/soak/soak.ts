@@ -5,7 +5,7 @@
 // its trend over the second half, and what in-flight requests saw at SIGTERM.
 
 import { X509Certificate } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -144,19 +144,12 @@ function heapProbe(o: NonNullable<SoakOptions["heapFloor"]>): HeapProbe {
       VGATE_SOAK_GC_MS: String(o.everyMs),
       VGATE_SOAK_LEAK_BYTES: String(o.leakBytes ?? 0),
     },
-    read: () => {
-      let text = "";
-      try {
-        text = readFileSync(file, "utf8");
-      } catch {
-        return [];
-      }
-      return text
+    read: () =>
+      (existsSync(file) ? readFileSync(file, "utf8") : "")
         .split("\n")
         .filter((line) => line.endsWith("}"))
         .map((line) => JSON.parse(line) as HeapFloorSample)
-        .map((x) => ({ t: x.t, value: (x.heapUsed + x.external) / 2 ** 20 }));
-    },
+        .map((x) => ({ t: x.t, value: (x.heapUsed + x.external) / 2 ** 20 })),
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
