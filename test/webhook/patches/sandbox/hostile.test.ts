@@ -34,6 +34,11 @@ const DEADLINE_MS = 100;
  */
 const ON_TIME_MS = DEADLINE_MS + 900;
 /**
+ * Past this, a request sent right after the hostile one is stuck, not slow: a replacement child
+ * (about 300 ms of CPU) and a loaded machine took it to 1.2 s; a lost one would never come back.
+ */
+const STUCK_MS = 5000;
+/**
  * This process's resident memory may grow this much over the whole suite: the garbage of ~130
  * cases and of their results, before a GC. Each bomb would take 64 MiB to 1 GiB if it ran here.
  */
@@ -176,11 +181,16 @@ describe("patches/sandbox hostile expressions", function () {
       }
       await load;
       const start = performance.now();
-      const hostile = childPeak(pool, pool.applyBatch(key, [toHost]));
+      let hostileAt = Infinity;
+      const hostile = childPeak(
+        pool,
+        pool.applyBatch(key, [toHost]).finally(() => (hostileAt = performance.now())),
+      );
       // Sent after the hostile job, so it finds that child busy.
       const goodStart = performance.now();
       const good = await pool.apply("good", toHost);
-      const goodMs = performance.now() - goodStart;
+      const goodAt = performance.now();
+      const goodMs = goodAt - goodStart;
       const [[result], peak] = await hostile;
       const hostileMs = performance.now() - start;
       const nextStart = performance.now();
@@ -188,9 +198,16 @@ describe("patches/sandbox hostile expressions", function () {
       const nextMs = performance.now() - nextStart;
 
       assert.equal(annotationsOf(good.objectJson)["a"], "hello!");
-      assert.ok(goodMs < ON_TIME_MS, `the good request took ${goodMs.toFixed(0)} ms`);
+      // On time; or else not queued behind the hostile one. Waiting for its child would make a good
+      // request late only after a late hostile answer: on a starved machine (3 busy loops on 2
+      // CPUs) good requests took 1.0-1.5 s here next to hostile ones answered at once.
+      const queuedShape = goodAt > hostileAt && hostileAt - start >= ON_TIME_MS;
+      assert.ok(
+        goodMs < ON_TIME_MS || !queuedShape,
+        `the good request took ${goodMs.toFixed(0)} ms, after a hostile answer at ${(hostileAt - start).toFixed(0)} ms`,
+      );
       assert.equal(annotationsOf(next.objectJson)["a"], "hello!");
-      assert.ok(nextMs < ON_TIME_MS, `the request right after took ${nextMs.toFixed(0)} ms`);
+      assert.ok(nextMs < STUCK_MS, `the request right after took ${nextMs.toFixed(0)} ms`);
       assert.ok(hostileMs < DEADLINE_MS + 2 * ON_TIME_MS, `contained in ${hostileMs} ms`);
       const rss = process.memoryUsage.rss();
       assert.ok(
