@@ -42,8 +42,14 @@ export interface HostileCase {
 
 const threw = (what: string): RegExp => new RegExp(`the expression threw ${what}`);
 const notJson = (what: string): RegExp => new RegExp(`the result is not plain JSON: ${what}`);
-const TIMEOUT = /expression did not finish within 100ms$/;
-const ASYNC_TIMEOUT = /asynchronous work left by the expression did not finish within 100ms$/;
+/**
+ * The deadline. "patching" when the child's monitor did not say in time what ran (a loaded
+ * machine: seen with 3 busy loops on 2 CPUs) and the config has several expressions, as the
+ * server suite's has: the same kill, only less precisely named.
+ */
+const TIMEOUT = /(expression|patching) did not finish within 100ms$/;
+const ASYNC_TIMEOUT =
+  /(asynchronous work left by the expression|patching) did not finish within 100ms$/;
 /**
  * A memory or size bomb ends in whichever wall it reaches first: the child's V8 heap, its resident
  * memory, the deadline, V8's own length limits, or the limits on a result. All are containment.
