@@ -62,6 +62,8 @@ export const CONTAINED_BOMB = new RegExp(
     "the result is not plain JSON: the result (is larger than|has more than)",
   ].join("|"),
 );
+/** A wall that ends the child (deadline or memory): only such a job holds a child for long. */
+export const CHILD_KILLED = /did not finish within \d+ms$|exceeded the sandbox memory limit/;
 /** The pool killed the child for passing its resident limit: the one way past that limit. */
 export const KILLED_OVER_RESIDENT = /exceeded the sandbox memory limit \(\d+ MiB resident\)$/;
 const NO_CONSTRUCTOR = threw(
