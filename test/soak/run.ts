@@ -24,6 +24,13 @@ if (!HAVE_KUBE) {
     rate: positive("SOAK_RATE", 200),
     rssIntervalMs: positive("SOAK_RSS_INTERVAL_MS", 2000),
     rssSlopeLimit: positive("SOAK_RSS_SLOPE_LIMIT", 1),
+    heapFloor: {
+      everyMs: positive("SOAK_GC_INTERVAL_MS", 2000),
+      warmupSeconds: Math.min(60, seconds / 4),
+      slopeLimit: positive("SOAK_HEAP_SLOPE_LIMIT", Infinity),
+      // The test of the check: vgate keeps this many bytes per request (heap-floor-preload.ts).
+      leakBytes: Number(process.env["SOAK_LEAK_BYTES"] ?? 0),
+    },
     sigtermBurst: 64,
     // vgate's default --shutdown-delay.
     shutdownDelaySeconds: 5,

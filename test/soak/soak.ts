@@ -5,10 +5,14 @@
 // its trend over the second half, and what in-flight requests saw at SIGTERM.
 
 import { X509Certificate } from "node:crypto";
-import { join } from "node:path";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { startVgateCluster, VGATE_NAMESPACE, type VgateCluster } from "../support/cluster.js";
 import { servingCert } from "../support/kube/pki.js";
 import { servedFingerprint, writeTlsFiles } from "../support/tls-files.js";
+import type { HeapFloorSample } from "./heap-floor-preload.js";
 import { storeSoakFixtures, soakKinds, type RequestKind } from "./soak-mix.js";
 import { floorSlopePerMinute, percentile, slopePerMinute, type Sample } from "./stats.js";
 import { TimedClient, type Sent } from "./timed-client.js";
@@ -29,6 +33,13 @@ export interface SoakOptions {
    * accepted this long. The load goes on for a second after the signal, within it.
    */
   shutdownDelaySeconds: number;
+  /**
+   * The leak check: vgate runs with heap-floor-preload.ts, which collects all garbage every
+   * `everyMs` and records what is left (V8 heap and external memory). The trend of that floor from
+   * `warmupSeconds` to the end of the load may not exceed `slopeLimit` MB/min. `leakBytes` (the
+   * test of the check) makes vgate keep that many bytes per request.
+   */
+  heapFloor?: { everyMs: number; warmupSeconds: number; slopeLimit: number; leakBytes?: number };
   /** Progress lines (none when omitted). */
   log?: (line: string) => void;
 }
@@ -59,6 +70,17 @@ export interface SoakReport {
     rawSlope: number;
     samples: Sample[];
   };
+  /** The post-GC floor (heap plus external memory, MB) when options.heapFloor is set. */
+  heapFloor?: {
+    /** The first and last sample of the window the trend is taken over. */
+    start: number;
+    end: number;
+    /** MB/min, least squares over the window (the verdict's). */
+    slope: number;
+    windowSeconds: number;
+    /** The window's samples. */
+    samples: Sample[];
+  };
   rotation: { atSeconds: number; servedAfterMs?: number; failedAround: number; sentAround: number };
   sigterm: {
     /** /readyz 200 ms after SIGTERM: 503 (or refused, 0) means not ready. */
@@ -84,18 +106,59 @@ interface Outcome {
 
 /** Runs the soak on a rig of its own and stops the rig. */
 export async function runSoak(options: SoakOptions): Promise<SoakReport> {
-  const cluster = await startVgateCluster({
-    logLevel: "warn",
-    vgateArgs: [`--shutdown-delay=${options.shutdownDelaySeconds}s`],
-  });
+  const probe = options.heapFloor && heapProbe(options.heapFloor);
   try {
-    return await soakOn(cluster, options);
+    const cluster = await startVgateCluster({
+      logLevel: "warn",
+      vgateArgs: [`--shutdown-delay=${options.shutdownDelaySeconds}s`],
+      vgateEnv: probe?.env ?? {},
+    });
+    try {
+      return await soakOn(cluster, options, probe);
+    } finally {
+      await cluster.stop();
+    }
   } finally {
-    await cluster.stop();
+    probe?.remove();
   }
 }
 
-async function soakOn(cluster: VgateCluster, o: SoakOptions): Promise<SoakReport> {
+interface HeapProbe {
+  env: Record<string, string>;
+  /** The post-GC samples so far: time since the epoch in ms, MB of heap and external memory. */
+  read(): Sample[];
+  remove(): void;
+}
+
+/** Where heap-floor-preload.ts writes, and the environment that loads it into vgate. */
+function heapProbe(o: NonNullable<SoakOptions["heapFloor"]>): HeapProbe {
+  const dir = mkdtempSync(join(tmpdir(), "vgate-soak-heap-"));
+  const file = join(dir, "heap.jsonl");
+  const preload = pathToFileURL(
+    join(dirname(fileURLToPath(import.meta.url)), "heap-floor-preload.js"),
+  ).href;
+  return {
+    env: {
+      NODE_OPTIONS: `${process.env["NODE_OPTIONS"] ?? ""} --import=${preload}`.trim(),
+      VGATE_SOAK_HEAP_LOG: file,
+      VGATE_SOAK_GC_MS: String(o.everyMs),
+      VGATE_SOAK_LEAK_BYTES: String(o.leakBytes ?? 0),
+    },
+    read: () =>
+      (existsSync(file) ? readFileSync(file, "utf8") : "")
+        .split("\n")
+        .filter((line) => line.endsWith("}"))
+        .map((line) => JSON.parse(line) as HeapFloorSample)
+        .map((x) => ({ t: x.t, value: (x.heapUsed + x.external) / 2 ** 20 })),
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+async function soakOn(
+  cluster: VgateCluster,
+  o: SoakOptions,
+  probe: HeapProbe | undefined,
+): Promise<SoakReport> {
   const log = o.log ?? (() => undefined);
   const port = Number(new URL(cluster.vgateUrl).port);
   const pid = vgatePid(port);
@@ -111,6 +174,7 @@ async function soakOn(cluster: VgateCluster, o: SoakOptions): Promise<SoakReport
     const picker = weighted(kinds);
     const outcomes: Outcome[] = [];
     const t0 = performance.now();
+    const epoch0 = Date.now();
     const send = (kind: RequestKind, fresh: boolean): Promise<Outcome> => {
       const sent: Sent = { ...kind.build(), fresh };
       const at = performance.now() - t0;
@@ -139,12 +203,15 @@ async function soakOn(cluster: VgateCluster, o: SoakOptions): Promise<SoakReport
     const readyz = async () =>
       (await client.send({ method: "GET", path: "/readyz", fresh: true })).status;
     rss.stop();
+    // The floor up to the end of the load; SIGTERM's shutdown is not steady state.
+    const floor = probe?.read().map((x) => ({ t: x.t - epoch0, value: x.value }));
     const sigterm = await sigtermUnderLoad(pid, o, (i) => send(picker(i), false), readyz, log);
     return report(
       o,
       outcomes,
       kinds,
       rss.samples,
+      floor,
       rotation,
       sigterm,
       (performance.now() - t0) / 1000,
@@ -303,6 +370,7 @@ async function report(
   outcomes: Outcome[],
   kinds: RequestKind[],
   samples: Sample[],
+  floor: Sample[] | undefined,
   rotation: Rotation,
   sig: Sigterm,
   seconds: number,
@@ -335,6 +403,7 @@ async function report(
       rawSlope: slopePerMinute(half),
       samples,
     },
+    heapFloor: floor && o.heapFloor && heapFloorReport(floor, o.heapFloor.warmupSeconds),
     rotation: {
       atSeconds: rotation.atMs / 1000,
       servedAfterMs: rotation.servedAfterMs,
@@ -358,6 +427,19 @@ async function report(
   return r;
 }
 
+function heapFloorReport(floor: Sample[], warmupSeconds: number): SoakReport["heapFloor"] {
+  const window = floor.filter((x) => x.t >= warmupSeconds * 1000);
+  const first = window[0];
+  const last = window.at(-1);
+  return {
+    start: first?.value ?? NaN,
+    end: last?.value ?? NaN,
+    slope: slopePerMinute(window),
+    windowSeconds: first && last ? (last.t - first.t) / 1000 : 0,
+    samples: window,
+  };
+}
+
 function kindReport(name: string, outcomes: Outcome[]): KindReport {
   const mine = outcomes.filter((x) => x.kind === name);
   const ms = mine.map((x) => x.ms);
@@ -377,6 +459,14 @@ export function verdict(r: SoakReport): string[] {
   if (!(r.rss.slope <= r.options.rssSlopeLimit))
     reasons.push(
       `RSS trend ${r.rss.slope.toFixed(2)} MB/min over the second half (limit ${r.options.rssSlopeLimit})`,
+    );
+  const floor = r.heapFloor;
+  const floorLimit = r.options.heapFloor?.slopeLimit;
+  if (floorLimit !== undefined && !(floor !== undefined && floor.samples.length >= 5))
+    reasons.push("too few post-GC heap samples to see a leak");
+  else if (floorLimit !== undefined && !(floor!.slope <= floorLimit))
+    reasons.push(
+      `post-GC heap trend ${floor!.slope.toFixed(2)} MB/min after warm-up (limit ${floorLimit})`,
     );
   if (r.rotation.servedAfterMs === undefined)
     reasons.push("the rotated certificate was never served");
@@ -411,6 +501,11 @@ export function formatSoakReport(r: SoakReport): string {
     `soak: ${f(r.seconds)} s at ${r.options.rate} req/s: ${r.requests} requests, ${r.failed} failed${r.failed ? ` (${r.failures.join("; ")})` : ""}`,
     ...table,
     `RSS: ${f(r.rss.start)} MB at start, ${f(r.rss.end)} MB at end, ${f(r.rss.max)} MB max (${r.rss.samples.length} samples); trend over the second half ${f(r.rss.slope)} MB/min of its post-GC floor (limit ${r.options.rssSlopeLimit}; ${f(r.rss.rawSlope)} MB/min of all samples)`,
+    ...(r.heapFloor
+      ? [
+          `post-GC heap (V8 heap + external): ${f(r.heapFloor.start)} MB after warm-up, ${f(r.heapFloor.end)} MB at the end of the load (${f(r.heapFloor.windowSeconds)} s, ${r.heapFloor.samples.length} samples); trend ${f(r.heapFloor.slope)} MB/min (limit ${r.options.heapFloor?.slopeLimit})`,
+        ]
+      : []),
     `certificate rotation at ${f(r.rotation.atSeconds)} s: new certificate served after ${r.rotation.servedAfterMs === undefined ? "never" : `${f(r.rotation.servedAfterMs / 1000)} s`}; ${r.rotation.failedAround} of ${r.rotation.sentAround} requests within 30 s of it failed`,
     `SIGTERM: ${s.inFlight} requests in flight, ${s.inFlightFailed} failed${s.inFlightProblems.length ? ` (${s.inFlightProblems.join("; ")})` : ""}; /readyz ${s.readyz || "refused"} 200 ms after it; vgate exited ${s.exitMs === undefined ? "not within 35 s" : `after ${f(s.exitMs)} ms`}; of ${s.afterSigterm} requests sent after the signal, ${s.afterSigtermAnswered} were answered`,
     r.pass ? "PASS" : `FAIL: ${r.reasons.join("; ")}`,

@@ -37,6 +37,8 @@ export interface VgateClusterOptions extends ControlPlaneOptions {
   vgateLog?: string;
   /** More `vgate serve` flags. */
   vgateArgs?: readonly string[];
+  /** More environment for the first `vgate serve` (the soak's heap probe). */
+  vgateEnv?: Readonly<Record<string, string>>;
   /**
    * kube-apiserver's --authentication-token-webhook-cache-ttl; "1s" unless set, so that a disabled
    * key stops working at once ("0s": no cache).
@@ -144,6 +146,7 @@ export async function startVgateCluster(opts: VgateClusterOptions = {}): Promise
       kubeconfigFile: string,
       args: readonly string[],
       log: string,
+      env: Readonly<Record<string, string>> = {},
     ) =>
       supervise(
         "vgate",
@@ -163,9 +166,9 @@ export async function startVgateCluster(opts: VgateClusterOptions = {}): Promise
           ...args,
         ],
         log,
-        { env: { ...process.env, KUBECONFIG: "" } },
+        { env: { ...process.env, KUBECONFIG: "", ...env } },
       );
-    vgate = serve(port, identity.kubeconfig, opts.vgateArgs ?? [], vgateLog);
+    vgate = serve(port, identity.kubeconfig, opts.vgateArgs ?? [], vgateLog, opts.vgateEnv);
     const ready = async () =>
       (await httpsRequest(`${vgateUrl}/readyz`, { ca: plane.ca.cert })).status === 200;
     await waitUntil("/readyz", vgate, ready, 30_000);

@@ -2,7 +2,10 @@
 // case (hostile-cases.ts) must be contained, a clear error or a harmless result, and:
 // - the server survives: this process, and a full set of live children, none of them this process;
 // - the server's RSS stays bounded;
-// - a good request sent while the hostile one runs is answered correctly and on time;
+// - a good request sent while the hostile one runs is answered correctly and on time, and so is
+//   one sent right after it;
+// - the child that ran it stayed under its resident limit (plus what it can add between two of the
+//   pool's polls), or was killed for passing it; whichever wall or result the case ended in;
 // - nothing is left behind: afterwards every child answers a probe exactly as before, and this
 //   process is untouched (not locked down, prototypes unchanged).
 // hostile-server.test.ts runs the same cases against a real `vgate serve`.
@@ -12,7 +15,14 @@ import { after, afterEach, before, describe, it } from "mocha";
 import { SandboxPool } from "../../../../webhook/src/patches/sandbox/pool.js";
 import { PatchError } from "../../../../webhook/src/patches/types.js";
 import { annotation, annotationsOf, toHost } from "./helpers.js";
-import { CASES, CONTAINED_BOMB, HOST_DETAIL, PROBE } from "./hostile-cases.js";
+import {
+  CASES,
+  CHILD_KILLED,
+  CONTAINED_BOMB,
+  HOST_DETAIL,
+  KILLED_OVER_RESIDENT,
+  PROBE,
+} from "./hostile-cases.js";
 import { CHILD_RSS_BOUND, residentBytes } from "./serve-patches.js";
 
 const SIZE = 2;
@@ -24,6 +34,11 @@ const DEADLINE_MS = 100;
  * kill for the replacement too; one the server lost would not come back at all.
  */
 const ON_TIME_MS = DEADLINE_MS + 900;
+/**
+ * Past this, a request sent right after the hostile one is stuck, not slow: a replacement child
+ * (about 300 ms of CPU) and a loaded machine took it to 1.2 s; a lost one would never come back.
+ */
+const STUCK_MS = 5000;
 /**
  * This process's resident memory may grow this much over the whole suite: the garbage of ~130
  * cases and of their results, before a GC. Each bomb would take 64 MiB to 1 GiB if it ran here.
@@ -74,6 +89,7 @@ async function childPeak<T>(pool: SandboxPool, work: Promise<T>): Promise<[T, nu
       }
     }
   };
+  read();
   const timer = setInterval(read, 5);
   try {
     const value = await work;
@@ -166,16 +182,38 @@ describe("patches/sandbox hostile expressions", function () {
       }
       await load;
       const start = performance.now();
-      const hostile = childPeak(pool, pool.applyBatch(key, [toHost]));
+      let hostileAt = Infinity;
+      const hostile = childPeak(
+        pool,
+        pool.applyBatch(key, [toHost]).finally(() => (hostileAt = performance.now())),
+      );
       // Sent after the hostile job, so it finds that child busy.
       const goodStart = performance.now();
       const good = await pool.apply("good", toHost);
-      const goodMs = performance.now() - goodStart;
+      const goodAt = performance.now();
+      const goodMs = goodAt - goodStart;
       const [[result], peak] = await hostile;
       const hostileMs = performance.now() - start;
+      const nextStart = performance.now();
+      const next = await pool.apply("good", toHost);
+      const nextMs = performance.now() - nextStart;
 
       assert.equal(annotationsOf(good.objectJson)["a"], "hello!");
-      assert.ok(goodMs < ON_TIME_MS, `the good request took ${goodMs.toFixed(0)} ms`);
+      // On time; or else not queued behind the hostile one. Waiting for its child would make a good
+      // request late only after a late hostile answer: on a starved machine (3 busy loops on 2
+      // CPUs) good requests took 1.0-1.5 s here next to hostile ones answered at once.
+      const queuedShape =
+        result !== undefined &&
+        !result.ok &&
+        CHILD_KILLED.test(result.error.message) &&
+        goodAt > hostileAt &&
+        hostileAt - start >= ON_TIME_MS;
+      assert.ok(
+        goodMs < ON_TIME_MS || !queuedShape,
+        `the good request took ${goodMs.toFixed(0)} ms, after a hostile answer at ${(hostileAt - start).toFixed(0)} ms`,
+      );
+      assert.equal(annotationsOf(next.objectJson)["a"], "hello!");
+      assert.ok(nextMs < STUCK_MS, `the request right after took ${nextMs.toFixed(0)} ms`);
       assert.ok(hostileMs < DEADLINE_MS + 2 * ON_TIME_MS, `contained in ${hostileMs} ms`);
       const rss = process.memoryUsage.rss();
       assert.ok(
@@ -184,6 +222,11 @@ describe("patches/sandbox hostile expressions", function () {
       );
 
       assert.ok(result !== undefined);
+      // Whatever the outcome: under the resident limit, or killed for passing it.
+      const killedOverResident = !result.ok && KILLED_OVER_RESIDENT.test(result.error.message);
+      if (existsSync("/proc/self/status") && !killedOverResident) {
+        assert.ok(peak < CHILD_RSS_BOUND, `a child reached ${(peak / 2 ** 20).toFixed(0)} MiB`);
+      }
       const expected = c.expect;
       if ("error" in expected || ("bombOrValue" in expected && !result.ok)) {
         assert.ok(!result.ok, `expected an error, got ${result.ok ? result.value.objectJson : ""}`);
@@ -194,15 +237,8 @@ describe("patches/sandbox hostile expressions", function () {
       assert.ok(result.ok, result.ok ? "" : result.error.message);
       const annotations = annotationsOf(result.value.objectJson);
       const actual = c.path === "metadata.annotations" ? annotations : annotations["a"];
-      if ("bombOrValue" in expected) {
-        // Finished inside the walls: the exact result, and no child past its resident limit.
-        assert.deepEqual(actual, expected.bombOrValue);
-        if (existsSync("/proc/self/status")) {
-          assert.ok(peak < CHILD_RSS_BOUND, `a child reached ${(peak / 2 ** 20).toFixed(0)} MiB`);
-        }
-        return;
-      }
-      assert.deepEqual(actual, expected.value);
+      // Finished inside the walls: the exact result (the child's peak was checked above).
+      assert.deepEqual(actual, "bombOrValue" in expected ? expected.bombOrValue : expected.value);
     });
   }
 });
