@@ -4,7 +4,7 @@
 
 // The modules of webhook/src/ that the generic controller parts may use besides their own folder:
 // API access (the transport and its answers), no domain.
-const GENERIC_MODULES = ["shared/transport\\.ts$", "shared/json\\.ts$", "kube/fail-closed\\.ts$"];
+const GENERIC_MODULES = ["shared/transport\\.ts$", "shared/status\\.ts$", "shared/json\\.ts$"];
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {

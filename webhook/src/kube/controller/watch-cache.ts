@@ -11,7 +11,7 @@
 // objects, "name" for cluster-scoped ones, so one cache may watch a namespace's collection or the
 // same kind across all namespaces (`/api/v1/endpoints`).
 
-import { describeAnswer, describeError } from "../fail-closed.js";
+import { describeAnswer, describeError } from "./answer-text.js";
 import type { KubeResponse, OpenStream } from "../../shared/transport.js";
 import { isObject } from "../../shared/json.js";
 
