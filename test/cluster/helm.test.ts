@@ -15,7 +15,11 @@ import { X509Certificate } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseAllDocuments, parse as parseYaml } from "yaml";
-import { startCertManager } from "../support/cert-manager/cert-manager-rig.js";
+import {
+  certManagerState,
+  startCertManager,
+  type CertManager,
+} from "../support/cert-manager/cert-manager-rig.js";
 import {
   CERT_MANAGER_SKIP_REASON,
   HAVE_CERT_MANAGER,
@@ -66,14 +70,17 @@ const CRD = "ownedaccesskeys.management.loft.sh";
         .filter(Boolean);
 
     /** cert-manager starting (or up) on the rig, for the certManager mode's tests at the end. */
-    let certManager: Promise<unknown> | undefined;
+    let certManager: Promise<{ ms: number; cm: CertManager }> | undefined;
 
     before(async () => {
       const images = nodeImages();
       rig = await startNodeRig({ pause: images.pause, images: [images.test] });
       if (HAVE_CERT_MANAGER) {
         const t0 = Date.now();
-        certManager = startCertManager(rig, certManagerParts()).then(() => Date.now() - t0);
+        certManager = startCertManager(rig, certManagerParts()).then((cm) => ({
+          ms: Date.now() - t0,
+          cm,
+        }));
         // Awaited by the certManager tests; a failure fails them, not the first install.
         certManager.catch(() => undefined);
       }
@@ -254,11 +261,17 @@ const CRD = "ownedaccesskeys.management.loft.sh";
 
         before(async () => {
           const t0 = Date.now();
-          const startMs = await certManager;
+          const started = await certManager!;
+          const startMs = started.ms;
           const t1 = Date.now();
-          cm = await installVgateWithHelm(rig, nodeImages().vgate, {
-            certificates: "cert-manager",
-          });
+          try {
+            cm = await installVgateWithHelm(rig, nodeImages().vgate, {
+              certificates: "cert-manager",
+            });
+          } catch (err) {
+            (err as Error).message += `\n${await certManagerState(started.cm)}`;
+            throw err;
+          }
           console.log(
             `      (cert-manager led ${String(startMs)} ms after its start, waited ${t1 - t0} ms ` +
               `for it here; installed and wired ${Date.now() - t1} ms, webhooks answered ` +

@@ -79,6 +79,11 @@ export async function startCertManager(
   const common = [
     `--kubeconfig=${rig.adminKubeconfig}`,
     `--leader-election-namespace=${LEASE_NAMESPACE}`,
+    // One replica on a rig whose tests restart kube-apiserver: with the defaults (renew within
+    // 40 s) a slow restart loses the Lease, and cert-manager exits when it loses it. Nobody else
+    // waits for this Lease, so holding it long costs nothing.
+    "--leader-election-lease-duration=10m",
+    "--leader-election-renew-deadline=9m",
     "--v=2",
   ];
   const controller = rig.startInNetns("cert-manager-controller", parts.controller, [
@@ -106,4 +111,14 @@ export async function startCertManager(
     leads(cainjector, "cert-manager-cainjector-leader-election"),
   ]);
   return { controller, cainjector, crds: names };
+}
+
+/** Whether each process still runs, and the end of its log: for a test's failure message. */
+export async function certManagerState(cm: CertManager): Promise<string> {
+  const parts: string[] = [];
+  for (const proc of [cm.controller, cm.cainjector]) {
+    const state = proc.exited() ? "exited" : "running";
+    parts.push(`${proc.name} (${state}), its log ends:\n${await proc.logTail(30)}`);
+  }
+  return parts.join("\n");
 }
