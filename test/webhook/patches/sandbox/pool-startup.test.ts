@@ -30,6 +30,7 @@ function assertFailsToStart(err: unknown, detail: RegExp): true {
 }
 
 const havePrlimit = spawnSync("prlimit", ["--version"]).status === 0;
+const haveSetsid = spawnSync("setsid", ["--version"]).status === 0;
 
 describe("patches/sandbox/pool: children that fail to start", function () {
   this.timeout(60_000);
@@ -125,6 +126,51 @@ describe("patches/sandbox/pool: children that fail to start", function () {
       );
       assert.equal(out.restarts, 3);
       assert.deepEqual(out.pids, []);
+    });
+
+    it("a child whose spawn failed is never signalled: the process group lives on", function () {
+      if (!havePrlimit || !haveSetsid) this.skip(); // util-linux's prlimit and setsid
+      // Node keeps a failed spawn's handle with pid 0; its kill() is then kill(0, SIGKILL), which
+      // once killed the whole process group, make and CI's shell included (EPS-35). So this runs
+      // in a process group of its own, beside a sleeping process that must outlive it: the
+      // child is stopped at once, before Node reports the spawn error, and again at exit.
+      const childModule = fileURLToPath(
+        new URL("../../../../webhook/src/patches/sandbox/child-process.js", import.meta.url),
+      );
+      const script = `
+        import { execFileSync } from "node:child_process";
+        import { openSync } from "node:fs";
+        const { SandboxProcess } = await import(${JSON.stringify(childModule)});
+        execFileSync("prlimit", ["--pid", String(process.pid), "--nofile=64:64"]);
+        const held = [];
+        try { for (;;) held.push(openSync("/dev/null", "r")); } catch {}
+        const exits = [];
+        const child = new SandboxProcess({}, 1024, {
+          message() {},
+          exit(info) { exits.push(info); },
+        });
+        child.kill(new Error("stopped"));
+        await new Promise((r) => setTimeout(r, 200));
+        console.log(JSON.stringify({ held: held.length, pid: child.pid, exits: exits.length }));
+      `;
+      const group = [
+        "sleep 30 & sentinel=$!",
+        `${JSON.stringify(process.execPath)} --input-type=module -e "$SCRIPT"; rc=$?`,
+        'kill -0 "$sentinel" && echo "sentinel alive"; kill "$sentinel"; exit $rc',
+      ].join("\n");
+      const r = spawnSync("setsid", ["-w", "bash", "-c", group], {
+        encoding: "utf8",
+        timeout: 30_000,
+        env: { ...process.env, SCRIPT: script },
+      });
+      assert.equal(r.signal, null, `the process group was killed: ${r.stderr}`);
+      assert.equal(r.status, 0, `the process died: ${r.stderr}`);
+      const [json, alive] = r.stdout.trim().split("\n");
+      const out = JSON.parse(json!) as Record<string, unknown>;
+      assert.ok(Number(out.held) > 0, "the file descriptor table was full");
+      assert.equal(out.pid, -1, "the spawn failed: the child has no process id");
+      assert.equal(out.exits, 1, "the failed spawn ends the child once");
+      assert.equal(alive, "sentinel alive");
     });
   });
 });

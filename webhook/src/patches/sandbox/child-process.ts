@@ -45,8 +45,18 @@ const MAX_STDERR = 256 * 1024;
 /** Children alive in this process, killed synchronously when it exits. */
 const live = new Set<ChildProcess>();
 process.on("exit", () => {
-  for (const child of live) child.kill("SIGKILL");
+  for (const child of live) sigkill(child);
 });
+
+/**
+ * SIGKILL to `child`, if it was ever spawned. When a spawn fails for want of file descriptors
+ * (EMFILE, ENFILE), Node keeps the process handle with pid 0, and ChildProcess.kill() then calls
+ * kill(0, SIGKILL): every process in the caller's process group dies, vgate and its parents
+ * (docs/decisions.md EPS-35). Without a pid there is nothing to signal.
+ */
+function sigkill(child: ChildProcess): void {
+  if (child.pid !== undefined && child.pid > 0) child.kill("SIGKILL");
+}
 
 /** V8 flags for a child. Nothing of the server's own command line or environment is passed on. */
 export function childArgs(limits: ChildLimits, script: readonly string[] = [CHILD_MAIN]): string[] {
@@ -104,7 +114,7 @@ export class SandboxProcess {
     this.channel = stdio[3] ?? undefined;
     this.monitor = stdio[4] ?? undefined;
     this.decoder = new FrameDecoder(maxFrameBytes);
-    live.add(this.child);
+    if (this.pid > 0) live.add(this.child);
     this.stderr?.on("data", (chunk: Buffer) => this.onStderr(chunk));
     this.channel?.on("data", (chunk: Buffer) => this.onData(chunk));
     this.monitor?.on("data", (chunk: Buffer) => this.onAnswer(chunk));
@@ -169,7 +179,7 @@ export class SandboxProcess {
   kill(error?: Error): void {
     this.killError ??= error;
     if (this.gone) return;
-    this.child.kill("SIGKILL");
+    sigkill(this.child);
     this.referenced = false;
     this.ref();
   }
