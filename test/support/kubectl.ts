@@ -11,24 +11,15 @@
 // mocha-root.ts puts it first on PATH for the whole run, else the one on PATH.
 
 import { execFile, execFileSync } from "node:child_process";
-import { accessSync, constants, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
-import { findKubeBinaries, kubeCacheDir, kubeVersions } from "./kube/binaries.js";
+import { executable, findKubeBinaries, kubeCacheDir, kubeVersions } from "./kube/binaries.js";
 
 export interface KubectlRun {
   code: number;
   stdout: string;
   stderr: string;
-}
-
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Whether `kubectl` is an executable on PATH (looked up without running anything). */

@@ -23,7 +23,7 @@ import { join } from "node:path";
 import { sharedCluster, type VgateCluster } from "../../support/cluster.js";
 import { repoFile } from "../../support/fixtures.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
-import { crdRef, installCrd } from "../../support/kube/crds.js";
+import { installCrd, schemalessCrd } from "../../support/kube/crds.js";
 import type { KubeObject } from "../../support/kube/kube-client.js";
 import {
   HAVE_KUBECTL,
@@ -67,37 +67,21 @@ function parseTable(text: string): GoldenTable {
 /** A cluster-scoped CRD whose printer columns are `table`'s (kubectl adds NAME itself). */
 function tableCrd(plural: string, table: GoldenTable): KubeObject {
   const kind = `${plural[0]!.toUpperCase()}${plural.slice(1, -1)}`;
-  return {
-    ...crdRef(`${plural}.${GROUP}`),
-    spec: {
-      group: GROUP,
-      scope: "Cluster",
-      names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
-      versions: [
-        {
-          name: "v1",
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-          },
-          additionalPrinterColumns: [
-            ...table.headers.slice(1).map((header, i) => ({
-              name: header,
-              type: "string",
-              jsonPath: FIELD_COLUMNS[header] ?? `.cells.c${i + 1}`,
-            })),
-            ...Object.entries(OPTIONAL_FIELD_COLUMNS).map(([header, jsonPath]) => ({
-              name: `FIELD ${header}`,
-              type: "string",
-              jsonPath,
-              priority: 1,
-            })),
-          ],
-        },
-      ],
-    },
-  };
+  return schemalessCrd(GROUP, kind, plural, {
+    printerColumns: [
+      ...table.headers.slice(1).map((header, i) => ({
+        name: header,
+        type: "string",
+        jsonPath: FIELD_COLUMNS[header] ?? `.cells.c${i + 1}`,
+      })),
+      ...Object.entries(OPTIONAL_FIELD_COLUMNS).map(([header, jsonPath]) => ({
+        name: `FIELD ${header}`,
+        type: "string",
+        jsonPath,
+        priority: 1,
+      })),
+    ],
+  });
 }
 
 /** The fixture keys (without spec.key), each with its row's cells and its place in the golden. */

@@ -49,7 +49,8 @@ export function kubeCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(cache, "vgate", "kube", kubeVersions().kube);
 }
 
-function executable(path: string): boolean {
+/** Whether `path` is a file this process may run. */
+export function executable(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
     return true;

@@ -16,7 +16,7 @@ export function schemalessCrd(
   group: string,
   kind: string,
   plural: string,
-  opts: { namespaced?: boolean; status?: boolean } = {},
+  opts: { namespaced?: boolean; status?: boolean; printerColumns?: unknown[] } = {},
 ): KubeObject {
   return {
     ...crdRef(`${plural}.${group}`),
@@ -33,6 +33,7 @@ export function schemalessCrd(
             openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
           },
           ...(opts.status ? { subresources: { status: {} } } : {}),
+          ...(opts.printerColumns ? { additionalPrinterColumns: opts.printerColumns } : {}),
         },
       ],
     },
