@@ -3,9 +3,17 @@
 // (admission denials, conflicts, bad tokens) come back.
 
 import assert from "node:assert/strict";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { installAccessKeyCrd } from "../support/cluster.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import { kubeStatus, type FaultProxy, type RecordedRequest } from "../support/kube/fault-proxy.js";
@@ -313,7 +321,7 @@ const dir = mkdtempSync(join(tmpdir(), "accesskey-commands-"));
       const editor = join(dir, "editor.sh");
       writeFileSync(
         editor,
-        `#!/bin/sh\ncp "$1" "${dir}/seen.yaml"\nsed -i 's/description: old/description: new/' "$1"\n`,
+        `#!/bin/sh\ncp "$1" "${dir}/seen.yaml"\nprintf %s "$1" > "${dir}/seen.path"\nsed -i 's/description: old/description: new/' "$1"\n`,
       );
       chmodSync(editor, 0o755);
       const r = await plugin(["edit", n], { kubeconfig: alice, env: { EDITOR: editor } });
@@ -322,6 +330,8 @@ const dir = mkdtempSync(join(tmpdir(), "accesskey-commands-"));
       assert.equal((await spec(n))["description"], "new");
       assert.equal((await spec(n))["key"], key);
       assert.ok(!readFileSync(join(dir, "seen.yaml"), "utf8").includes(String(key)));
+      const edited = readFileSync(join(dir, "seen.path"), "utf8");
+      assert.ok(!existsSync(dirname(edited)), `${dirname(edited)} is left behind after the edit`);
     });
 
     it("edit on a conflict says so, saves nothing and keeps the edited file", async () => {
@@ -344,6 +354,7 @@ const dir = mkdtempSync(join(tmpdir(), "accesskey-commands-"));
       );
       assert.ok(existsSync(m[1]!));
       assert.match(readFileSync(m[1]!, "utf8"), /description: mine/);
+      rmSync(dirname(m[1]!), { recursive: true });
       assert.equal((await spec(n))["description"], "old");
     });
 
@@ -356,7 +367,9 @@ const dir = mkdtempSync(join(tmpdir(), "accesskey-commands-"));
       const r = await plugin(["edit", n], { kubeconfig: alice, env: { EDITOR: editor } });
       assert.equal(r.code, 1);
       assert.match(r.stderr, /^error: the edited file is not a YAML object: /);
-      assert.match(r.stderr, /A copy of your changes has been stored to "[^"]+"\n$/);
+      const kept = /A copy of your changes has been stored to "([^"]+)"\n$/.exec(r.stderr);
+      assert.ok(kept && existsSync(kept[1]!), r.stderr);
+      rmSync(dirname(kept[1]!), { recursive: true });
       assert.equal((await spec(n))["description"], "old");
     });
 

@@ -4,9 +4,9 @@
 // key changed meanwhile; or a denial) the edited file is kept and its path printed, as kubectl does.
 
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { parse, stringify } from "yaml";
 import type { Command, CommandContext } from "../cli/command.js";
 import { CliError, KubeError, errorLine } from "../cli/errors.js";
@@ -53,60 +53,69 @@ async function run(ctx: CommandContext): Promise<number> {
   if (spec) delete spec["key"];
   const before = HEADER + stringify(shown);
   const file = writeEditFile(name, before);
-  runEditor(ctx, file);
-  let after: string;
+  // As kubectl does, the file is kept only when saving failed after the editor closed, so the
+  // user's changes are not lost; otherwise it goes, with any new key typed into it.
+  let keep = false;
   try {
-    after = readFileSync(file, "utf8");
-  } catch (err) {
-    throw new CliError(
-      `cannot read the edited file ${JSON.stringify(file)}: ${fileProblem(err)}; nothing was saved`,
-    );
-  }
-  if (stripComments(after) === stripComments(before)) {
-    ctx.io.out("Edit cancelled, no changes made.\n");
-    return 0;
-  }
-  if (stripComments(after).trim() === "") {
-    ctx.io.out("Edit cancelled, saved file was empty.\n");
-    return 0;
-  }
-  let edited: KubeObject;
-  try {
-    // No YAML warnings: Node would print them straight to stderr, past the terminal filter.
-    edited = parse(after, { logLevel: "error" }) as KubeObject;
-    if (!edited || typeof edited !== "object" || Array.isArray(edited))
-      throw new Error("not an object");
-  } catch (err) {
-    throw new CliError(
-      `the edited file is not a YAML object: ${(err as Error).message}\nA copy of your changes has been stored to "${file}"`,
-    );
-  }
-  edited = unmaskUnchanged(edited, shown, original) as KubeObject;
-  const editedSpec = edited["spec"] as Record<string, unknown> | undefined;
-  if (
-    editedSpec &&
-    typeof editedSpec === "object" &&
-    !("key" in editedSpec) &&
-    originalKey !== undefined
-  ) {
-    editedSpec["key"] = originalKey;
-  }
-  try {
-    await api.replace(edited);
-  } catch (err) {
-    if (err instanceof KubeError && err.code === 409) {
-      ctx.io.err(
-        `error: ${api.resource} "${name}" was changed on the server after you opened it (Conflict): nothing was saved\n` +
-          `A copy of your changes has been stored to "${file}"\n` +
-          `Edit again with the latest version: kubectl accesskey edit ${name}\n`,
+    runEditor(ctx, file);
+    let after: string;
+    try {
+      after = readFileSync(file, "utf8");
+    } catch (err) {
+      throw new CliError(
+        `cannot read the edited file ${JSON.stringify(file)}: ${fileProblem(err)}; nothing was saved`,
       );
+    }
+    if (stripComments(after) === stripComments(before)) {
+      ctx.io.out("Edit cancelled, no changes made.\n");
+      return 0;
+    }
+    if (stripComments(after).trim() === "") {
+      ctx.io.out("Edit cancelled, saved file was empty.\n");
+      return 0;
+    }
+    let edited: KubeObject;
+    try {
+      // No YAML warnings: Node would print them straight to stderr, past the terminal filter.
+      edited = parse(after, { logLevel: "error" }) as KubeObject;
+      if (!edited || typeof edited !== "object" || Array.isArray(edited))
+        throw new Error("not an object");
+    } catch (err) {
+      keep = true;
+      throw new CliError(
+        `the edited file is not a YAML object: ${(err as Error).message}\nA copy of your changes has been stored to "${file}"`,
+      );
+    }
+    edited = unmaskUnchanged(edited, shown, original) as KubeObject;
+    const editedSpec = edited["spec"] as Record<string, unknown> | undefined;
+    if (
+      editedSpec &&
+      typeof editedSpec === "object" &&
+      !("key" in editedSpec) &&
+      originalKey !== undefined
+    ) {
+      editedSpec["key"] = originalKey;
+    }
+    try {
+      await api.replace(edited);
+    } catch (err) {
+      keep = true;
+      if (err instanceof KubeError && err.code === 409) {
+        ctx.io.err(
+          `error: ${api.resource} "${name}" was changed on the server after you opened it (Conflict): nothing was saved\n` +
+            `A copy of your changes has been stored to "${file}"\n` +
+            `Edit again with the latest version: kubectl accesskey edit ${name}\n`,
+        );
+        return 1;
+      }
+      ctx.io.err(`${errorLine(err)}\nA copy of your changes has been stored to "${file}"\n`);
       return 1;
     }
-    ctx.io.err(`${errorLine(err)}\nA copy of your changes has been stored to "${file}"\n`);
-    return 1;
+    ctx.io.out(`${api.kindGroup}/${name} edited\n`);
+    return 0;
+  } finally {
+    if (!keep) rmSync(dirname(file), { recursive: true, force: true });
   }
-  ctx.io.out(`${api.kindGroup}/${name} edited\n`);
-  return 0;
 }
 
 /** The file the editor opens: in a directory of its own under $TMPDIR, mode 0600. */
