@@ -24,6 +24,7 @@ const loaded = (patches: number): LoadedVCluster => ({
   vcluster: { name: "vc", namespace: "ns", config: {} },
   enabled: true,
   patches: Array.from({ length: patches }, (_, i) => ({ path: `a${i}`, expression: "value" })),
+  patchSets: [],
 });
 
 const tick = () => new Promise((r) => setImmediate(r));
