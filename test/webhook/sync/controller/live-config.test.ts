@@ -13,6 +13,7 @@ function runner(): StartedPatchRunner & { closed: number } {
   const r = {
     closed: 0,
     run: () => Promise.reject(new Error("not used")),
+    runFor: () => undefined,
     close: async () => {
       r.closed += 1;
     },
