@@ -2,7 +2,7 @@
 // serve and dry-run commands load it once; vgate sync loads it at start and on every reload.
 
 import type { PatchSpec, VClusterInfo } from "../patches/types.js";
-import { readVClusterConfig } from "./load-config.js";
+import { readVClusterConfig, type VClusterConfig } from "./load-config.js";
 import { PATCH_KINDS, type PatchKind } from "./patch-kinds.js";
 
 /** One kind's patches from the config (config/patch-kinds.ts says which keyword runs where). */
@@ -34,6 +34,14 @@ export async function loadVClusterFile(
   selfNamespace: string | undefined,
 ): Promise<LoadedVCluster> {
   const config = await readVClusterConfig(file, { selfNamespace });
+  return loadedVCluster(config, vcluster);
+}
+
+/** A validated config as the patches need it, for the vCluster `vcluster` names. */
+export function loadedVCluster(
+  config: VClusterConfig,
+  vcluster: { name: string; namespace: string },
+): LoadedVCluster {
   return {
     vcluster: {
       name: vcluster.name,
