@@ -192,6 +192,7 @@ bench: build
 	node dist/test/bench/plugin.js
 	node dist/test/bench/auth.js
 	node dist/test/bench/sync.js
+	node dist/test/bench/vclusters.js
 
 # 10 minutes of fixed-rate admission, TokenReview and SubjectAccessReview load on a rig of its own:
 # 0 errors, RSS trend, p50/p99, a certificate rotation halfway, SIGTERM at the end. SOAK_SECONDS,
