@@ -15,7 +15,12 @@ import { parse as parseYaml } from "yaml";
 import { startServe, type StartedServe } from "../../../webhook/src/cli/serve-runtime.js";
 import { MAX_DISCOVERED_CONFIG_BYTES } from "../../../webhook/src/config/vcluster-secret.js";
 import type { JsonObject } from "../../../webhook/src/patches/types.js";
+import { EventRecorder } from "../../../webhook/src/kube/controller/event-recorder.js";
 import { createLogger } from "../../../webhook/src/server/logger.js";
+import { loadKubeConfig } from "../../../webhook/src/shared/kubeconfig.js";
+import { KubeTransport } from "../../../webhook/src/shared/transport.js";
+import { startSharedPatchRunner } from "../../../webhook/src/sync/patch-runner.js";
+import { VClusterDiscovery } from "../../../webhook/src/sync/vcluster-discovery.js";
 import { translateEndpointsToHost } from "../../../webhook/src/sync/translate-endpoints.js";
 import { sharedCluster, type VgateCluster } from "../../support/cluster.js";
 import { repoRoot } from "../../support/fixtures.js";
@@ -248,6 +253,65 @@ async function eventsOf(cluster: VgateCluster, namespace: string, secret: string
         "the deleted vCluster's patches are dropped",
       );
       assert.equal((await ownerAfter(url, obj)).owner, "team-a");
+    });
+  },
+);
+
+(HAVE_KUBE ? describe : describe.skip)(
+  `VClusterDiscovery: one tenant cannot crowd out the others${KUBE_SKIP_REASON}`,
+  function () {
+    this.timeout(120_000);
+    const ns = `disc-cap-${randomBytes(3).toString("hex")}`;
+    let cluster: VgateCluster;
+
+    before(async () => {
+      cluster = await sharedCluster();
+      await cluster.admin.apply(namespaceObject(ns) as never);
+    });
+    after(async () => {
+      await cluster?.admin.delete(namespaceObject(ns) as never);
+    });
+
+    it("serves at most maxPerNamespace vClusters of a namespace; the next gets a Warning Event", async () => {
+      await cluster.admin.create(configSecret(ns, "first", ownerConfig("1-")) as never);
+      const kc = await loadKubeConfig({ kubeconfig: cluster.kubeconfigPath, env: {} });
+      const transport = new KubeTransport(kc!, { timeoutMs: 10_000 });
+      const runner = await startSharedPatchRunner({ workers: 1, deadlineMs: 2_000 });
+      const quiet = { info: () => undefined, warn: () => undefined };
+      const discovery = new VClusterDiscovery({
+        transport,
+        runner,
+        events: new EventRecorder(transport, { component: "vgate" }),
+        log: quiet,
+        maxPerNamespace: 1,
+      });
+      try {
+        await discovery.start();
+        assert.ok(discovery.names().includes(`${ns}/first`));
+        // Other tests' vClusters of the shared cluster are loaded too.
+        const loaded = runner.size;
+        await cluster.admin.create(configSecret(ns, "second", ownerConfig("2-")) as never);
+        const events = await untilValue(
+          "a TooManyVClusters Event on vc-config-second",
+          () => eventsOf(cluster, ns, "vc-config-second"),
+          (items) => items.some((e) => e.reason === "TooManyVClusters"),
+          30_000,
+        );
+        assert.equal(events[0]!.type, "Warning");
+        assert.equal(discovery.get(ns, "second"), undefined);
+        assert.ok(discovery.get(ns, "first"), "the first is still served");
+        assert.equal(runner.size, loaded);
+        // Once the first is gone, the second fits, and is loaded without a change of its own.
+        await cluster.admin.delete(configSecret(ns, "first", "") as never);
+        await until(() => discovery.get(ns, "second") !== undefined, "second loaded");
+        assert.equal(discovery.get(ns, "first"), undefined);
+        assert.equal(runner.size, loaded, "the first's patches were unloaded");
+      } finally {
+        discovery.stop();
+        await discovery.idle();
+        await runner.close();
+        transport.close();
+      }
     });
   },
 );

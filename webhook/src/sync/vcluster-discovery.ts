@@ -11,7 +11,8 @@
 // - each namespace may hold at most `maxPerNamespace` vClusters, so one tenant creating Secrets
 //   cannot crowd out the others, and the whole host at most `maxVClusters`;
 // - only the `config.yaml` key of those Secrets is kept in memory, never any other data.
-// A deleted Secret drops its vCluster and unloads its patches.
+// A deleted Secret drops its vCluster and unloads its patches; a config refused for want of room
+// is tried again then.
 
 import { createHash } from "node:crypto";
 import type { ChangeType, CacheTransport } from "../kube/controller/watch-cache.js";
@@ -21,6 +22,7 @@ import { loadVClusterConfig, VClusterConfigError } from "../config/load-config.j
 import { loadedVCluster } from "../config/loaded-vcluster.js";
 import {
   CONFIG_SECRET_KEY,
+  CONFIG_SECRET_PREFIX,
   CONFIG_SECRET_SELECTOR,
   configSecretOwner,
   readConfigSecret,
@@ -268,6 +270,12 @@ export class VClusterDiscovery implements VClusterRegistry {
     if (!this.entries.delete(id)) return;
     this.opts.runner.unload(id);
     this.opts.log.info({ vcluster: id }, "vCluster config Secret deleted: patches unloaded");
+    // Room was made: the configs refused for want of it are tried again.
+    for (const [waiting, what] of this.refused) {
+      if (!what.startsWith(`${REASONS.tooMany}:`)) continue;
+      const [ns, name] = waiting.split("/");
+      this.changed("MODIFIED", `${ns}/${CONFIG_SECRET_PREFIX}${name}`);
+    }
   }
 }
 
