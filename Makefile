@@ -183,7 +183,8 @@ run: build
 # Admission webhook under load (vs an echo baseline), then OwnedAccessKey creates through a real
 # kube-apiserver with vgate's webhooks vs without them, then the patch engine (vs goja and
 # unsandboxed), the plugin (vs kubectl), and TokenReviews with 10 vs 100,000 keys and key logins vs
-# client certificates through kube-apiserver, then vgate sync (5 patches vs none). All but the patch engine need the kube binaries
+# client certificates through kube-apiserver, then vgate sync (5 patches vs none), then one vgate
+# serving 100 vClusters' configs vs 1 (memory, requests). All but the patch engine need the kube binaries
 # (make kube) and skip without them.
 bench: build
 	node dist/test/bench/admission.js
@@ -192,6 +193,7 @@ bench: build
 	node dist/test/bench/plugin.js
 	node dist/test/bench/auth.js
 	node dist/test/bench/sync.js
+	node dist/test/bench/vclusters.js
 
 # 10 minutes of fixed-rate admission, TokenReview and SubjectAccessReview load on a rig of its own:
 # 0 errors, RSS trend, p50/p99, a certificate rotation halfway, SIGTERM at the end. SOAK_SECONDS,

@@ -218,6 +218,12 @@ const CASES: Case[] = [
     components: ["overlays/cert-manager", "overlays/endpoints"],
   },
   {
+    name: "one vgate for every vCluster (discover-vclusters)",
+    values: ["--set", "discoverVClusters.enabled=true"],
+    resources: ["."],
+    components: ["overlays/self-managed", "overlays/discover-vclusters"],
+  },
+  {
     name: "vgate sync",
     values: ["--set", "sync.enabled=true", "--set-file", "sync.config=sync/vcluster.yaml"],
     resources: [".", "sync"],

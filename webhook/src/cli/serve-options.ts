@@ -27,11 +27,60 @@ export interface EndpointsOptions {
   selfNamespace?: string;
 }
 
+/**
+ * --discover-vclusters: one vgate for every vCluster on the host. The configs come from the
+ * vCluster config Secrets (sync/vcluster-discovery.ts), the host side only.
+ */
+export interface DiscoveryOptions {
+  onPatchError: "deny" | "allow";
+  deadlineMs: number;
+  workers?: number;
+  selfNamespace?: string;
+}
+
+function parseDiscoveryOptions(
+  v: Record<string, string | boolean | undefined>,
+): DiscoveryOptions | undefined {
+  if (v["discover-vclusters"] !== true) return undefined;
+  const given = (k: string): boolean => typeof v[k] === "string";
+  const clash = ["config", "vcluster-name", "vcluster-namespace", "virtual-kubeconfig"].find(given);
+  if (clash) {
+    throw usageError(
+      `--discover-vclusters reads every vCluster's config from its host Secret; it cannot be combined with --${clash}`,
+    );
+  }
+  if (v.side !== "host") {
+    throw usageError("--discover-vclusters patches host objects only: --side must be host");
+  }
+  return patchRunOptions(v);
+}
+
+/** --on-patch-error, --patch-timeout, --patch-workers and --namespace. */
+function patchRunOptions(v: Record<string, string | boolean | undefined>): DiscoveryOptions {
+  const str = (k: string): string | undefined =>
+    typeof v[k] === "string" ? (v[k] as string) : undefined;
+  const onError = str("on-patch-error");
+  if (onError !== "deny" && onError !== "allow") {
+    throw usageError(`invalid --on-patch-error ${JSON.stringify(onError)}: deny or allow`);
+  }
+  const workers = str("patch-workers");
+  if (workers !== undefined && !/^[1-9]\d?$/.test(workers)) {
+    throw usageError(`invalid --patch-workers ${JSON.stringify(workers)}: an integer from 1 to 99`);
+  }
+  return {
+    onPatchError: onError,
+    deadlineMs: parseDuration(str("patch-timeout")!, "--patch-timeout"),
+    workers: workers === undefined ? undefined : Number(workers),
+    selfNamespace: selfNamespace(str("namespace")),
+  };
+}
+
 function parseEndpointsOptions(
   v: Record<string, string | boolean | undefined>,
 ): EndpointsOptions | undefined {
   const str = (k: string): string | undefined =>
     typeof v[k] === "string" ? (v[k] as string) : undefined;
+  if (v["discover-vclusters"] === true) return undefined;
   const config = str("config");
   if (!config) {
     const stray = [
@@ -50,24 +99,13 @@ function parseEndpointsOptions(
   const side = str("side");
   if (side !== "host" && side !== "virtual")
     throw usageError(`invalid --side ${JSON.stringify(side)}: host or virtual`);
-  const onError = str("on-patch-error");
-  if (onError !== "deny" && onError !== "allow") {
-    throw usageError(`invalid --on-patch-error ${JSON.stringify(onError)}: deny or allow`);
-  }
-  const workers = str("patch-workers");
-  if (workers !== undefined && !/^[1-9]\d?$/.test(workers)) {
-    throw usageError(`invalid --patch-workers ${JSON.stringify(workers)}: an integer from 1 to 99`);
-  }
   return {
     config,
     vclusterName: str("vcluster-name")!,
     vclusterNamespace: str("vcluster-namespace")!,
     side,
     virtualKubeconfig: str("virtual-kubeconfig"),
-    onPatchError: onError,
-    deadlineMs: parseDuration(str("patch-timeout")!, "--patch-timeout"),
-    workers: workers === undefined ? undefined : Number(workers),
-    selfNamespace: selfNamespace(str("namespace")),
+    ...patchRunOptions(v),
   };
 }
 
@@ -159,6 +197,8 @@ export interface ServeOptions {
   logLevel: LevelWithSilent;
   dev: boolean;
   endpoints?: EndpointsOptions;
+  /** --discover-vclusters: every vCluster's patches, from its config Secret (host side). */
+  discovery?: DiscoveryOptions;
   /** DEFAULT_AUTH_OPTIONS when omitted (tests that only need admission). */
   auth?: AuthOptions;
   /**
@@ -244,6 +284,7 @@ export function parseServeArgs(args: string[]): ServeOptions | "help" {
       dev: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
       config: { type: "string" },
+      "discover-vclusters": { type: "boolean", default: false },
       "vcluster-name": { type: "string" },
       "vcluster-namespace": { type: "string" },
       side: { type: "string", default: "host" },
@@ -323,6 +364,7 @@ export function parseServeArgs(args: string[]): ServeOptions | "help" {
     logLevel: v["log-level"] as LevelWithSilent,
     dev: v.dev!,
     endpoints: parseEndpointsOptions(v),
+    discovery: parseDiscoveryOptions(v),
     auth: parseAuthOptions(v),
     operations: parseOperations(v),
     clientCerts: {

@@ -40,6 +40,7 @@ import {
   type ServeOptions,
 } from "./serve-options.js";
 import { loadVCluster } from "./vcluster-flags.js";
+import type { StartedDiscovery } from "./serve-discovery.js";
 
 /** What start-up has started so far, stopped in reverse order when a later step fails. */
 type Undo = () => Promise<void> | void;
@@ -253,11 +254,19 @@ function watchTls(
   return () => stops.forEach((stop) => stop());
 }
 
-/** Ready once the API server answers discovery and the key and namespace caches have synced. */
-async function readiness(api: KubeApi, auth: AuthRuntime): Promise<true | string> {
+/**
+ * Ready once the API server answers discovery and the key and namespace caches have synced (and,
+ * with --discover-vclusters, the vClusters' configs are loaded).
+ */
+async function readiness(
+  api: KubeApi,
+  auth: AuthRuntime,
+  discovery: StartedDiscovery | undefined,
+): Promise<true | string> {
   if (!(await api.ready())) return "the API server has not answered discovery";
   if (!auth.synced()) return "the access keys are not loaded yet";
   if (!auth.namespacesSynced()) return "the namespace labels are not loaded yet";
+  if (discovery && !discovery.synced()) return "the vClusters' configs are not loaded yet";
   return true;
 }
 
@@ -307,6 +316,13 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
   const authOpts = opts.auth ?? DEFAULT_AUTH_OPTIONS;
   const roles = await loadRoles(authOpts, opts.groupDomain);
   const endpoints = opts.endpoints ? await startEndpoints(opts.endpoints, logger, undo) : undefined;
+  let discovery: StartedDiscovery | undefined;
+  if (opts.discovery) {
+    const { startDiscovery } = await import("./serve-discovery.js");
+    const started = await startDiscovery(opts.discovery, kc, logger);
+    undo.push(() => started.close());
+    discovery = started;
+  }
   const metrics = createMetrics();
   const auth = createAuth(
     authOpts,
@@ -320,7 +336,10 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
     metrics,
   );
   const api = connectApi(kc, opts, auth, logger);
-  if (api instanceof ApiClient) endpoints?.useNamespaces(api.namespaceView());
+  if (api instanceof ApiClient) {
+    endpoints?.useNamespaces(api.namespaceView());
+    discovery?.useNamespaces(api.namespaceView());
+  }
   undo.push(() => api.close?.());
   undo.push(() => auth.close());
   const deps: AccessKeyAdmission = {
@@ -360,9 +379,10 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
             "/mutate/endpoints/virtual": endpoints.admitVirtual,
           }
         : {}),
+      ...(discovery ? { "/mutate/endpoints": discovery.admit } : {}),
     },
     reviews: auth.reviews,
-    ready: opts.dev ? undefined : () => readiness(api, auth),
+    ready: opts.dev ? undefined : () => readiness(api, auth, discovery),
     clientCerts: {
       policy: {
         configured: tls.clientCa !== undefined,
@@ -387,6 +407,7 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
     logger.info("access key activity flushed");
     api.close?.();
     await endpoints?.close();
+    await discovery?.close();
     logger.info("watches stopped");
     flushLogs(logger);
   };

@@ -82,6 +82,18 @@ Endpoint-sync patches (POST /mutate/endpoints, enabled by --config):
       --patch-workers int             Sandbox processes running expressions at once (default: the number of
                                       CPUs; one more waits as a warm spare)
 
+Every vCluster on the host (POST /mutate/endpoints, host side):
+      --discover-vclusters            Read each vCluster's vcluster.yaml from the Secret vc-config-<name>
+                                      (key config.yaml, label app=vcluster) that vCluster's chart writes in
+                                      its namespace, follow changes, and patch each host object with the
+                                      patches of the vCluster its vcluster.loft.sh/managed-by label and
+                                      namespace name, never another's. A bad config keeps the last good
+                                      one, with a Warning Event on the Secret. Not with --config.
+                                      RBAC: get, list, watch on secrets in all namespaces (Kubernetes
+                                      RBAC cannot limit list/watch to a label; vgate keeps only
+                                      config.yaml of Secrets labelled app=vcluster), and create, patch
+                                      on events (manifests/components/discover-vclusters)
+
 Operations:
       --shutdown-delay duration       After SIGTERM, /readyz fails at once but connections are still accepted
                                       this long, while endpoints and kube-proxy catch up (default 5s;

@@ -2,13 +2,27 @@
 // serve and dry-run commands load it once; vgate sync loads it at start and on every reload.
 
 import type { PatchSpec, VClusterInfo } from "../patches/types.js";
-import { readVClusterConfig } from "./load-config.js";
+import { readVClusterConfig, type VClusterConfig } from "./load-config.js";
+import { PATCH_KINDS, type PatchKind } from "./patch-kinds.js";
 
-export interface LoadedVCluster {
-  vcluster: VClusterInfo;
+/** One kind's patches from the config (config/patch-kinds.ts says which keyword runs where). */
+export interface PatchSet {
+  kind: PatchKind;
+  /** sync.<section>.<key>.enabled as written, or vCluster's default. */
   enabled: boolean;
   patches: PatchSpec[];
 }
+
+export interface LoadedVCluster {
+  vcluster: VClusterInfo;
+  /** sync.toHost.endpoints: `enabled` and `patches`, as before. */
+  enabled: boolean;
+  patches: PatchSpec[];
+  /** Every kind the config has patches for, Endpoints included when it has any. */
+  patchSets: PatchSet[];
+}
+
+const ENDPOINTS_KIND = PATCH_KINDS.find((k) => k.section === "toHost" && k.key === "endpoints")!;
 
 /**
  * Reads, parses and validates the config `file` (`-`: standard input) once; a VClusterConfigError
@@ -20,6 +34,14 @@ export async function loadVClusterFile(
   selfNamespace: string | undefined,
 ): Promise<LoadedVCluster> {
   const config = await readVClusterConfig(file, { selfNamespace });
+  return loadedVCluster(config, vcluster);
+}
+
+/** A validated config as the patches need it, for the vCluster `vcluster` names. */
+export function loadedVCluster(
+  config: VClusterConfig,
+  vcluster: { name: string; namespace: string },
+): LoadedVCluster {
   return {
     vcluster: {
       name: vcluster.name,
@@ -29,5 +51,15 @@ export async function loadVClusterFile(
     },
     enabled: config.endpoints.enabled,
     patches: config.endpoints.patches,
+    patchSets:
+      config.endpoints.patches.length === 0
+        ? []
+        : [
+            {
+              kind: ENDPOINTS_KIND,
+              enabled: config.endpoints.enabled,
+              patches: config.endpoints.patches,
+            },
+          ],
   };
 }

@@ -13,6 +13,7 @@ function runner(): StartedPatchRunner & { closed: number } {
   const r = {
     closed: 0,
     run: () => Promise.reject(new Error("not used")),
+    runFor: () => undefined,
     close: async () => {
       r.closed += 1;
     },
@@ -24,6 +25,7 @@ const loaded = (patches: number): LoadedVCluster => ({
   vcluster: { name: "vc", namespace: "ns", config: {} },
   enabled: true,
   patches: Array.from({ length: patches }, (_, i) => ({ path: `a${i}`, expression: "value" })),
+  patchSets: [],
 });
 
 const tick = () => new Promise((r) => setImmediate(r));

@@ -39,7 +39,7 @@ export async function startRunner(
 ): Promise<StartedPatchRunner & { vcluster: VClusterInfo }> {
   const vcluster = vclusterFor(patches);
   const runner = await startPatchRunner(
-    { vcluster, enabled: true, patches },
+    { vcluster, enabled: true, patches, patchSets: [] },
     { workers: 1, deadlineMs },
   );
   return { ...runner, vcluster };
