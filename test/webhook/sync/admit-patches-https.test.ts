@@ -3,7 +3,17 @@
 // the host side and on the virtual side.
 
 import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
 import fastJsonPatch from "fast-json-patch";
+import { parse as parseYaml } from "yaml";
+import { startServe, type StartedServe } from "../../../webhook/src/cli/serve-runtime.js";
+import type { JsonObject } from "../../../webhook/src/patches/types.js";
+import { createLogger } from "../../../webhook/src/server/logger.js";
+import { translateEndpointsToHost } from "../../../webhook/src/sync/translate-endpoints.js";
+import { repoRoot } from "../../support/fixtures.js";
 import { postJson } from "../../support/https-client.js";
 import {
   CASES,
@@ -294,5 +304,62 @@ describe("POST /mutate/patches over HTTPS", function () {
     } finally {
       await s.stop();
     }
+  });
+});
+
+describe("vgate serve --config: /mutate/patches next to /mutate/endpoints", function () {
+  this.timeout(30_000);
+  let serve: StartedServe;
+  let dir: string;
+  let base: string;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "vgate-patches-"));
+    writeFileSync(
+      join(dir, "vcluster.yaml"),
+      readFileSync(join(repoRoot, "webhook/examples/vcluster.yaml")),
+    );
+    serve = await startServe(
+      {
+        port: 0,
+        bindAddress: "127.0.0.1",
+        groupDomain: "loft.sh",
+        adminGroups: ["system:masters"],
+        logLevel: "silent",
+        dev: true,
+        endpoints: {
+          config: join(dir, "vcluster.yaml"),
+          vclusterName: VC.name,
+          vclusterNamespace: VC.namespace,
+          side: "host",
+          onPatchError: "deny",
+          deadlineMs: 500,
+          workers: 1,
+        },
+      },
+      createLogger("silent", new Writable({ write: (_c, _e, cb) => cb() })),
+    );
+    base = `https://127.0.0.1:${serve.server.port}`;
+  });
+  after(async () => {
+    await serve?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("gives Endpoints the answer of /mutate/endpoints, and refuses kinds the config does not patch", async () => {
+    const virtualEp = parseYaml(
+      readFileSync(join(repoRoot, "webhook/examples/endpoints.yaml"), "utf8"),
+    ) as JsonObject;
+    const host = translateEndpointsToHost(virtualEp, { ...VC, config: {} }) as Json;
+    const endpoints = { kind: { ...toHostKind("endpoints") }, apiVersion: "v1" };
+    const body = review(endpoints, "CREATE", host);
+    const viaPatches = patched(host, await admit(`${base}/mutate/patches`, body));
+    const viaEndpoints = patched(host, await admit(`${base}/mutate/endpoints`, body));
+    assert.equal(annotations(viaPatches).owner, "tenant-team-a");
+    assert.deepEqual(viaPatches, viaEndpoints);
+    const pods = CASES.find((k) => k.kind.key === "pods")!;
+    const r = await admit(`${base}/mutate/patches`, review(pods, "CREATE", hostCopy(pods)));
+    assert.equal(r.allowed, false);
+    assert.equal(r.status?.code, 400);
+    assert.match(r.status?.message ?? "", /the kinds the config patches only \(endpoints\)/);
   });
 });
