@@ -55,7 +55,8 @@ export function notOurHostCopy(
   const expected = markerLabelValue(owner, namespace !== "");
   if (marker === "") return `it lacks the label ${MarkerLabel} that vCluster puts on its copies`;
   if (marker !== expected) {
-    return `its label ${MarkerLabel}=${JSON.stringify(marker)} names another vCluster, not ${JSON.stringify(expected)}`;
+    // The value is not quoted back: mutating admission runs before validation, so it may be long.
+    return `its label ${MarkerLabel} names another vCluster, not ${JSON.stringify(expected)}`;
   }
   const A = BOOKKEEPING_ANNOTATIONS;
   if (stringOf(annotations, A.name) === "") return `it lacks the annotation ${A.name}`;
@@ -63,7 +64,8 @@ export function notOurHostCopy(
   if (kindAnnotation !== "") {
     const named = parseKindAnnotation(kindAnnotation);
     if (!named || named.group !== kind.group || named.kind !== kind.kind) {
-      return `its annotation ${A.kind}=${JSON.stringify(kindAnnotation)} names another kind`;
+      const own = `${kind.group}/${kind.version}, Kind=${kind.kind}`;
+      return `its annotation ${A.kind} names another kind than ${JSON.stringify(own)}`;
     }
   }
   const hostName = stringOf(annotations, A.hostName);
