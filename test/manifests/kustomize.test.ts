@@ -447,6 +447,7 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
         "manifests/webhook-configurations.yaml",
         "manifests/overlays/endpoints/endpoints-webhook.yaml",
         "manifests/overlays/endpoints/virtual-cluster.yaml",
+        "manifests/overlays/patches/patches-webhook.yaml",
       ];
       let seen = 0;
       for (const file of sources) {
@@ -461,7 +462,7 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
           );
         });
       }
-      assert.equal(seen, 4);
+      assert.equal(seen, 5);
     });
 
     it(
