@@ -448,6 +448,7 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
         "manifests/overlays/endpoints/endpoints-webhook.yaml",
         "manifests/overlays/endpoints/virtual-cluster.yaml",
         "manifests/overlays/patches/patches-webhook.yaml",
+        "manifests/overlays/patches/virtual-cluster.yaml",
       ];
       let seen = 0;
       for (const file of sources) {
@@ -462,7 +463,7 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
           );
         });
       }
-      assert.equal(seen, 5);
+      assert.equal(seen, 6);
     });
 
     it(
@@ -720,6 +721,23 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
           list(hook.matchConditions).map((c) => obj(c).name),
           ["vcluster-copy"],
         );
+        // The virtual cluster's webhook: the same kinds, updates only, on /mutate/patches/virtual.
+        const virtual = parseAllDocuments(
+          repoFile("manifests/overlays/patches/virtual-cluster.yaml"),
+        )
+          .map((d) => obj(d.toJSON()))
+          .find((o) => o.kind === "MutatingWebhookConfiguration");
+        const vhook = obj(list(virtual?.webhooks)[0]);
+        assert.equal(obj(obj(vhook.clientConfig).service).path, "/mutate/patches/virtual");
+        const vrules = list(vhook.rules).map((x) => obj(x));
+        assert.deepEqual(
+          vrules.map((x) => [
+            x.apiGroups,
+            list(x.resources).filter((n) => !String(n).includes("/")),
+          ]),
+          named.map((k) => [[k.group], [k.resource]]),
+        );
+        for (const x of vrules) assert.deepEqual(x.operations, ["UPDATE"]);
         assert.equal(
           (
             await run(process.execPath, [
