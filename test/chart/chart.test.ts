@@ -105,6 +105,8 @@ interface Edits {
   keyStorage: "hashed" | "plain";
   endpoints: { name: string; namespace: string; config: string };
   sync: { name: string; namespace: string; secret: string; config: string };
+  /** overlays/patches: its vcluster.yaml and the rules of patches-webhook.yaml that match it. */
+  patches?: { config: string; rules: string };
 }
 
 async function editedManifests(scratch: string, e: Edits): Promise<string> {
@@ -127,6 +129,18 @@ async function editedManifests(scratch: string, e: Edits): Promise<string> {
     `vcluster-name=${e.sync.name}\nvcluster-namespace=${e.sync.namespace}\nvirtual-kubeconfig-secret=${e.sync.secret}\n`,
   );
   await writeFile(join(dir, "sync/vcluster.yaml"), e.sync.config);
+  if (e.patches) {
+    await writeFile(join(dir, "overlays/patches/vcluster.yaml"), e.patches.config);
+    const hook = join(dir, "overlays/patches/patches-webhook.yaml");
+    const text = await readFile(hook, "utf8");
+    const at = text.indexOf("    rules:\n");
+    assert.ok(at > 0, "patches-webhook.yaml ends with its rules");
+    await writeFile(hook, `${text.slice(0, at)}    rules:\n${e.patches.rules}`);
+    await writeFile(
+      join(dir, "overlays/patches/vcluster.env"),
+      `vcluster-name=${e.endpoints.name}\nvcluster-namespace=${e.endpoints.namespace}\n`,
+    );
+  }
   return dir;
 }
 
@@ -182,6 +196,45 @@ const EDITS: Edits = {
   },
 };
 
+/** A rule of overlays/patches/patches-webhook.yaml. */
+const rule = (group: string, resource: string): string =>
+  `      - apiGroups: [${JSON.stringify(group)}]\n        apiVersions: ["*"]\n        resources: [${JSON.stringify(resource)}]\n        operations: ["CREATE", "UPDATE"]\n        scope: Namespaced\n`;
+
+/** Every kind a config can name in one webhook: built-ins, Endpoints (with slices), a custom resource. */
+const EVERY_KIND: Edits = {
+  ...EDITS,
+  patches: {
+    config: [
+      "sync:",
+      "  toHost:",
+      ...["services", "ingresses", "endpoints", "secrets"].flatMap((key) => [
+        `    ${key}:`,
+        "      patches:",
+        '        - path: metadata.annotations["team"]',
+        "          expression: '\"a\"'",
+      ]),
+      "    customResources:",
+      "      widgets.example.com:",
+      "        enabled: true",
+      "        patches:",
+      '          - path: metadata.annotations["team"]',
+      "            expression: '\"a\"'",
+      "      gadgets.example.com:",
+      "        enabled: true",
+      "",
+    ].join("\n"),
+    // vCluster's field order: secrets, ingresses, services, endpoints (+ slices), then by name.
+    rules: [
+      rule("", "secrets"),
+      rule("networking.k8s.io", "ingresses"),
+      rule("", "services"),
+      rule("", "endpoints"),
+      rule("discovery.k8s.io", "endpointslices"),
+      rule("example.com", "widgets"),
+    ].join(""),
+  },
+};
+
 const CASES: Case[] = [
   {
     name: "the default install (self-managed certificates)",
@@ -222,6 +275,36 @@ const CASES: Case[] = [
     values: ["--set", "discoverVClusters.enabled=true"],
     resources: ["."],
     components: ["overlays/self-managed", "overlays/discover-vclusters"],
+  },
+  {
+    name: "the webhook for every kind, self-managed",
+    values: [
+      "--set",
+      "patches.enabled=true",
+      "--set-file",
+      "patches.config=overlays/patches/vcluster.yaml",
+    ],
+    resources: ["."],
+    components: ["overlays/self-managed", "overlays/patches"],
+  },
+  {
+    name: "the webhook for every kind, cert-manager, Endpoints and a custom resource",
+    values: [
+      "--set",
+      [
+        `groupDomain=${EDITS.groupDomain}`,
+        `keyStorage=${EDITS.keyStorage}`,
+        "certificates.mode=certManager",
+        "patches.enabled=true",
+        `patches.vclusterName=${EDITS.endpoints.name}`,
+        `patches.vclusterNamespace=${EDITS.endpoints.namespace}`,
+      ].join(","),
+      "--set-file",
+      "patches.config=overlays/patches/vcluster.yaml",
+    ],
+    resources: ["."],
+    components: ["overlays/cert-manager", "overlays/patches"],
+    edits: EVERY_KIND,
   },
   {
     name: "vgate sync",
@@ -567,6 +650,41 @@ const CASES: Case[] = [
       },
       { set: ["--set", "image.tag=a b"], at: /at '\/image\/tag': 'a b' does not match pattern/ },
     ];
+    it("patches: refuses to render with endpoints too, a cluster-scoped kind, or no kind", async () => {
+      const cases: [string, string, RegExp][] = [
+        [
+          "--set",
+          "endpoints.enabled=true",
+          /endpoints\.enabled and patches\.enabled are both true/,
+        ],
+        [
+          "--set-string",
+          'patches.config=sync:\n  toHost:\n    priorityClasses:\n      patches:\n        - path: metadata.labels["a"]\n          expression: \'"b"\'\n',
+          /sync\.toHost\.priorityClasses is cluster-scoped/,
+        ],
+        [
+          "--set-string",
+          "patches.config=sync: {}",
+          /has no sync\.toHost patches: there is no kind to register/,
+        ],
+      ];
+      for (const [flag, set, error] of cases) {
+        const out = await inRepo([
+          "template",
+          "vgate",
+          CHART,
+          "--namespace",
+          NS,
+          "--set",
+          "patches.enabled=true",
+          flag,
+          set,
+        ]);
+        assert.notEqual(out.code, 0, set);
+        assert.match(out.stderr, error);
+      }
+    });
+
     it("values.schema.json refuses bad values with Helm's error, naming the value", async () => {
       for (const b of BAD) {
         for (const cmd of [

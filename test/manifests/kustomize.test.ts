@@ -12,7 +12,8 @@ import { randomBytes } from "node:crypto";
 import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
-import { parseAllDocuments } from "yaml";
+import { parseAllDocuments, parse as parseYaml } from "yaml";
+import { PATCH_KINDS } from "../../webhook/src/config/patch-kinds.js";
 import { parseServeArgs } from "../../webhook/src/cli/serve-options.js";
 import { repoFile, repoRoot } from "../support/fixtures.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
@@ -43,15 +44,17 @@ const VGATE_CERTS =
   `#     --webhook-configuration ${WEBHOOK_CONFIGURATION}`;
 
 const MANIFESTS = join(repoRoot, "manifests");
-const COMPONENTS = ["cert-manager", "self-managed", "endpoints"] as const;
+const COMPONENTS = ["cert-manager", "self-managed", "endpoints", "patches"] as const;
 type Component = (typeof COMPONENTS)[number];
 
-/** What an install renders: the base and a certificate Component, with or without endpoints. */
+/** What an install renders: the base and a certificate Component, with endpoints, patches or neither. */
 const VARIANTS: readonly (readonly Component[])[] = [
   ["cert-manager"],
   ["self-managed"],
   ["cert-manager", "endpoints"],
   ["self-managed", "endpoints"],
+  ["cert-manager", "patches"],
+  ["self-managed", "patches"],
 ];
 const variantName = (components: readonly Component[]): string => components.join(" + ");
 
@@ -405,7 +408,8 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
       "every webhook: failurePolicy Fail, sideEffects None, a timeout, matchPolicy Equivalent, the Service",
       each((r) => {
         const hooks = webhooks(r);
-        assert.equal(hooks.length, r.components.includes("endpoints") ? 3 : 2, r.name);
+        const patchHooks = r.components.includes("endpoints") || r.components.includes("patches");
+        assert.equal(hooks.length, patchHooks ? 3 : 2, r.name);
         for (const { hook } of hooks) {
           const what = `${r.name}: ${String(hook.name)}`;
           assert.equal(hook.failurePolicy, "Fail", what);
@@ -443,6 +447,8 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
         "manifests/webhook-configurations.yaml",
         "manifests/overlays/endpoints/endpoints-webhook.yaml",
         "manifests/overlays/endpoints/virtual-cluster.yaml",
+        "manifests/overlays/patches/patches-webhook.yaml",
+        "manifests/overlays/patches/virtual-cluster.yaml",
       ];
       let seen = 0;
       for (const file of sources) {
@@ -457,7 +463,7 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
           );
         });
       }
-      assert.equal(seen, 4);
+      assert.equal(seen, 6);
     });
 
     it(
@@ -614,7 +620,7 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
       "endpoints: /mutate/endpoints on the Endpoints and EndpointSlices of one virtual cluster, config from a ConfigMap",
       each(async (r) => {
         if (!r.components.includes("endpoints")) {
-          assert.equal(flag(r, "config"), undefined, r.name);
+          if (!r.components.includes("patches")) assert.equal(flag(r, "config"), undefined, r.name);
           return;
         }
         const vc = await envFile(join(MANIFESTS, "overlays/endpoints/vcluster.env"));
@@ -669,6 +675,79 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
           copy,
         ]);
         assert.equal(check.code, 0, `vgate check-config: ${check.stderr}`);
+      }),
+    );
+
+    it(
+      "patches: /mutate/patches on exactly the kinds vcluster.yaml patches, only vCluster's copies",
+      each(async (r) => {
+        if (!r.components.includes("patches")) return;
+        const dir = join(MANIFESTS, "overlays/patches");
+        const vc = await envFile(join(dir, "vcluster.env"));
+        const opts = parseServeArgs(args(r).slice(1));
+        assert.ok(opts !== "help" && opts.endpoints);
+        assert.equal(opts.endpoints.vclusterName, vc["vcluster-name"]);
+        assert.equal(opts.endpoints.vclusterNamespace, vc["vcluster-namespace"]);
+        const hook = webhookFor(r, "/mutate/patches");
+        assert.equal(hook.name, `mutate.patches.${domain}`);
+        // The rules name the sync.toHost kinds of the example config, in vCluster's field order.
+        const config = parseYaml(await readFile(join(dir, "vcluster.yaml"), "utf8")) as {
+          sync: { toHost: Record<string, { patches?: unknown[] }> };
+        };
+        const named = PATCH_KINDS.filter(
+          (k) => k.section === "toHost" && (config.sync.toHost[k.key]?.patches ?? []).length > 0,
+        );
+        assert.ok(named.length >= 2, "the example patches more than one kind");
+        assert.deepEqual(
+          hook.rules,
+          named.map((k) => ({
+            apiGroups: [k.group],
+            apiVersions: ["*"],
+            resources: [k.resource],
+            operations: ["CREATE", "UPDATE"],
+            scope: "Namespaced",
+          })),
+        );
+        const nsExpr = list(obj(hook.namespaceSelector).matchExpressions).map((e) => obj(e));
+        assert.deepEqual(nsExpr[0], {
+          key: "kubernetes.io/metadata.name",
+          operator: "In",
+          values: [vc["vcluster-namespace"]],
+        });
+        assert.deepEqual(obj(hook.objectSelector).matchExpressions, [
+          { key: "vcluster.loft.sh/managed-by", operator: "In", values: [vc["vcluster-name"]] },
+        ]);
+        assert.deepEqual(
+          list(hook.matchConditions).map((c) => obj(c).name),
+          ["vcluster-copy"],
+        );
+        // The virtual cluster's webhook: the same kinds, updates only, on /mutate/patches/virtual.
+        const virtual = parseAllDocuments(
+          repoFile("manifests/overlays/patches/virtual-cluster.yaml"),
+        )
+          .map((d) => obj(d.toJSON()))
+          .find((o) => o.kind === "MutatingWebhookConfiguration");
+        const vhook = obj(list(virtual?.webhooks)[0]);
+        assert.equal(obj(obj(vhook.clientConfig).service).path, "/mutate/patches/virtual");
+        const vrules = list(vhook.rules).map((x) => obj(x));
+        assert.deepEqual(
+          vrules.map((x) => [
+            x.apiGroups,
+            list(x.resources).filter((n) => !String(n).includes("/")),
+          ]),
+          named.map((k) => [[k.group], [k.resource]]),
+        );
+        for (const x of vrules) assert.deepEqual(x.operations, ["UPDATE"]);
+        assert.equal(
+          (
+            await run(process.execPath, [
+              join(repoRoot, "webhook/bin/vgate"),
+              "check-config",
+              join(dir, "vcluster.yaml"),
+            ])
+          ).code,
+          0,
+        );
       }),
     );
 

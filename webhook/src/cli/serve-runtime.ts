@@ -17,7 +17,7 @@ import { UnavailableApi } from "../kube/unavailable-api.js";
 import { VirtualEndpointsReader } from "../kube/virtual-endpoints.js";
 import { createApp, listen, type RunningServer } from "../server/app.js";
 import { createLogger, flushLogs, type Logger } from "../server/logger.js";
-import { createMetrics } from "../server/metrics.js";
+import { createMetrics, type Metrics } from "../server/metrics.js";
 import { GracefulShutdown, type DrainReport } from "../server/shutdown.js";
 import {
   checkTlsPair,
@@ -27,6 +27,8 @@ import {
   type TlsMaterial,
 } from "../server/tls.js";
 import { admitEndpoints, type EndpointsAdmission } from "../sync/admit-endpoints.js";
+import { admitPatches, servedResources } from "../sync/admit-patches.js";
+import { patchesAdmission } from "./serve-patches.js";
 import { loadClientCa, parseCaBundle } from "../server/client-auth.js";
 import { pollFiles } from "../server/poll-files.js";
 import { hostNamespaceOwnership } from "../sync/host-ownership.js";
@@ -114,6 +116,9 @@ interface StartedEndpoints {
   admit: (req: AdmissionRequest) => Promise<AdmissionReviewResponse>;
   /** /mutate/endpoints/virtual: the reverseExpressions, for the virtual cluster's webhook (EPS-29). */
   admitVirtual: (req: AdmissionRequest) => Promise<AdmissionReviewResponse>;
+  /** /mutate/patches and /mutate/patches/virtual: every sync.toHost kind the config patches (KND-10). */
+  admitPatches: (req: AdmissionRequest) => Promise<AdmissionReviewResponse>;
+  admitPatchesVirtual: (req: AdmissionRequest) => Promise<AdmissionReviewResponse>;
   /** The namespace labels the host side checks ownership with, once the API client exists. */
   useNamespaces(namespaces: NamespaceLabels): void;
   close(): Promise<void>;
@@ -123,6 +128,7 @@ interface StartedEndpoints {
 async function startEndpoints(
   opts: EndpointsOptions,
   logger: Logger,
+  metrics: Metrics,
   undo: Undo[],
 ): Promise<StartedEndpoints> {
   const loaded = await loadVCluster(
@@ -182,9 +188,26 @@ async function startEndpoints(
     "serving /mutate/endpoints and /mutate/endpoints/virtual",
   );
   const virtualDeps: EndpointsAdmission = { ...deps, side: "virtual" };
+  const patchesDeps = patchesAdmission(loaded, runner, metrics, {
+    side: opts.side,
+    onPatchError: opts.onPatchError,
+    owner: { ...deps.owner, vclusterNamespace: opts.vclusterNamespace },
+  });
+  logger.info(
+    { side: opts.side, kinds: servedResources(patchesDeps.kinds) },
+    "serving /mutate/patches and /mutate/patches/virtual",
+  );
   return {
     admit: (req) => admitEndpoints(req, deps),
     admitVirtual: (req) => admitEndpoints(req, virtualDeps),
+    admitPatches: (req) =>
+      admitPatches(req, { ...patchesDeps, endpoints: (r) => admitEndpoints(r, deps) }),
+    admitPatchesVirtual: (req) =>
+      admitPatches(req, {
+        ...patchesDeps,
+        side: "virtual",
+        endpoints: (r) => admitEndpoints(r, virtualDeps),
+      }),
     useNamespaces: (view) => (namespaces = view),
     close: async () => {
       reader?.close();
@@ -315,7 +338,6 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
   });
   const authOpts = opts.auth ?? DEFAULT_AUTH_OPTIONS;
   const roles = await loadRoles(authOpts, opts.groupDomain);
-  const endpoints = opts.endpoints ? await startEndpoints(opts.endpoints, logger, undo) : undefined;
   let discovery: StartedDiscovery | undefined;
   if (opts.discovery) {
     const { startDiscovery } = await import("./serve-discovery.js");
@@ -324,6 +346,9 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
     discovery = started;
   }
   const metrics = createMetrics();
+  const endpoints = opts.endpoints
+    ? await startEndpoints(opts.endpoints, logger, metrics, undo)
+    : undefined;
   const auth = createAuth(
     authOpts,
     identity,
@@ -377,6 +402,8 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
         ? {
             "/mutate/endpoints": endpoints.admit,
             "/mutate/endpoints/virtual": endpoints.admitVirtual,
+            "/mutate/patches": endpoints.admitPatches,
+            "/mutate/patches/virtual": endpoints.admitPatchesVirtual,
           }
         : {}),
       ...(discovery ? { "/mutate/endpoints": discovery.admit } : {}),

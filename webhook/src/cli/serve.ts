@@ -27,6 +27,9 @@ Routes:
   POST /mutate/endpoints           with --config: applies sync.toHost.endpoints patches to Endpoints
                                    and the EndpointSlices vCluster syncs (--side)
   POST /mutate/endpoints/virtual   with --config: the virtual cluster's webhook (reverseExpressions)
+  POST /mutate/patches             with --config: applies the sync.toHost patches of every kind the
+                                   config patches, by the request's resource (--side)
+  POST /mutate/patches/virtual     with --config: the virtual cluster's webhook for every kind
 
 Usage:
   vgate serve [flags]

@@ -18,6 +18,11 @@ export interface Metrics {
   duplicateKeys: Counter;
   /** Requests refused for their client certificate, by route and why (client-auth.ts). */
   clientCertRefused: Counter<"route" | "reason">;
+  /**
+   * Sync patches that failed in /mutate/patches, by kind (`toHost.pods`) and patch index (`3`, or
+   * `none` when no one patch is to blame, as at a deadline): both bounded by the config.
+   */
+  patchFailures: Counter<"kind" | "patch">;
   /** Reports the bytes of request bodies held now (set by the app that owns the budget). */
   watchBodyBytes(read: () => number): void;
 }
@@ -111,6 +116,12 @@ export function createMetrics(withProcessMetrics = true): Metrics {
       name: "vgate_client_certificate_refusals_total",
       help: "Requests refused with 401 for their client certificate: not-configured (no --client-ca-file), no-certificate, untrusted, name (not in --client-allowed-names).",
       labelNames: ["route", "reason"],
+      registers: [registry],
+    }),
+    patchFailures: new Counter({
+      name: "vgate_sync_patch_failures_total",
+      help: "Sync patches that failed while admitting an object (denied, or admitted unchanged with --on-patch-error=allow), by kind (the config section, toHost.<key>) and patch index in that kind's patches (none: no one patch to blame, as when the deadline passed).",
+      labelNames: ["kind", "patch"],
       registers: [registry],
     }),
     watchBodyBytes: (read) => {

@@ -1,0 +1,219 @@
+// The mutating webhook for every kind the config patches (POST /mutate/patches, and
+// /mutate/patches/virtual for the virtual cluster): one route that dispatches by the request's
+// resource, group and plural name, any version (docs/decisions.md KND-10). It serves the
+// sync.toHost kinds of LoadedVCluster.patchSets, each with its own patches (runFor(kind)).
+//
+// --side host:    host objects that carry this vCluster's bookkeeping (host-copy.ts) get
+//                 `expression`s (virtual → host), only in a host namespace the vCluster owns
+//                 (host-ownership.ts); cluster-scoped ones as KND-13 says. Anything else is
+//                 admitted untouched, with a warning that says why.
+// --side virtual: virtual UPDATEs get `reverseExpression`s (host → virtual) on the fields vCluster
+//                 carries host → virtual for that kind only (carried-fields.ts), with vgate's own
+//                 patch coming back cancelled (KND-14).
+// On CREATE the whole object is the change set; on UPDATE only what changed, as for Endpoints
+// (admit-endpoints.ts), so nothing is patched twice and a re-sent patched object changes nothing.
+// Endpoints keep their own admission (admit-endpoints.ts): this route hands them to it.
+
+import type { PatchKind } from "../config/patch-kinds.js";
+import { allow, allowWithPatch, deny } from "../admission/respond.js";
+import type { AdmissionRequest, AdmissionReviewResponse } from "../admission/review.js";
+import { setOwn } from "../patches/traverse.js";
+import { PatchError, type Json, type JsonObject } from "../patches/types.js";
+import { isObject } from "../shared/json.js";
+import { KubeError, newBadRequest, newServiceUnavailable } from "../shared/status.js";
+import { applyChangeSet, changeSet } from "./change-set.js";
+import { carriedFields, cancelLeafEchoes, pickPaths } from "./carried-fields.js";
+import { applyGuardedPatches, type PatchJob, type PatchRunner } from "./guarded-patch.js";
+import { notOurHostCopy, virtualStubFromHost, type CopyOwner } from "./host-copy.js";
+import type { Ownership } from "./host-ownership.js";
+
+/** One kind this route serves: its patches, loaded in the sandbox under their own key. */
+export interface ServedKind {
+  kind: PatchKind;
+  /** sync.toHost.<key>.enabled: when false the kind's objects pass untouched. */
+  enabled: boolean;
+  run: PatchRunner;
+}
+
+export interface PatchesAdmission {
+  side: "host" | "virtual";
+  kinds: readonly ServedKind[];
+  onPatchError: "deny" | "allow";
+  owner: CopyOwner & { ownership(namespace: string): Ownership | "unknown" };
+  /** Every failing patch, by kind and patch index (undefined when no one patch is to blame). */
+  onPatchFailure?: (kind: PatchKind, patchIndex: number | undefined) => void;
+  /** Endpoints (and their EndpointSlices view) keep their own admission (admit-endpoints.ts). */
+  endpoints?: (req: AdmissionRequest) => Promise<AdmissionReviewResponse>;
+}
+
+/** The label a kind has in answers and in the metric: `toHost.pods`, `toHost.customResources.x`. */
+export function kindLabel(kind: PatchKind): string {
+  return `${kind.section}.${kind.key}`;
+}
+
+const groupResource = (group: string, resource: string): string =>
+  group === "" ? resource : `${resource}.${group}`;
+
+/** The kinds a webhook configuration should send here, as `resource.group` names. */
+export function servedResources(kinds: readonly ServedKind[]): string[] {
+  return kinds.map((k) => groupResource(k.kind.group, k.kind.resource));
+}
+
+function misconfigured(req: AdmissionRequest, deps: PatchesAdmission): AdmissionReviewResponse {
+  const r = req.resource;
+  const names = servedResources(deps.kinds);
+  const serves =
+    names.length === 0 ? "no kind (the config has no sync.toHost patches)" : names.join(", ");
+  return deny(
+    req.uid,
+    newBadRequest(
+      `this endpoint admits the kinds the config patches only (${serves}), but the request is for ${r.group || "core"}/${r.version} ${r.resource}${req.subResource ? `/${req.subResource}` : ""}; check the webhook configuration's rules`,
+    ),
+  );
+}
+
+function objectRef(req: AdmissionRequest): string {
+  return req.namespace === "" ? req.name : `${req.namespace}/${req.name}`;
+}
+
+/** The state after an update: the old object with the patched change set, other metadata as sent. */
+function mergeUpdate(old: JsonObject, sent: JsonObject, changes: JsonObject): JsonObject {
+  const merged = applyChangeSet(old, changes);
+  const sentMeta = isObject(sent["metadata"]) ? sent["metadata"] : {};
+  const mergedMeta = isObject(merged["metadata"]) ? merged["metadata"] : {};
+  const meta: JsonObject = {};
+  for (const [key, value] of Object.entries(sentMeta)) {
+    if (key !== "annotations" && key !== "labels" && key !== "finalizers") setOwn(meta, key, value);
+  }
+  for (const key of ["annotations", "labels", "finalizers"]) {
+    if (Object.hasOwn(mergedMeta, key)) meta[key] = mergedMeta[key] as Json;
+  }
+  return { ...merged, metadata: meta };
+}
+
+async function patchHost(req: AdmissionRequest, served: ServedKind): Promise<JsonObject | null> {
+  const object = req.object as JsonObject;
+  const old = req.operation === "UPDATE" && isObject(req.oldObject) ? req.oldObject : null;
+  const job: PatchJob = {
+    direction: "toHost",
+    changeSet: old !== null,
+    hostObjectJson: JSON.stringify(old),
+    virtualObjectJson: JSON.stringify(virtualStubFromHost(object)),
+  };
+  if (old === null) return (await applyGuardedPatches(served.run, object, job)).object;
+  const changes = changeSet(old, object);
+  if (Object.keys(changes).length === 0) return null;
+  const patched = (await applyGuardedPatches(served.run, changes, job)).object;
+  return mergeUpdate(old, object, patched);
+}
+
+async function patchVirtual(req: AdmissionRequest, served: ServedKind): Promise<JsonObject | null> {
+  const object = req.object as JsonObject;
+  if (req.operation !== "UPDATE" || !isObject(req.oldObject)) return null;
+  const old = req.oldObject;
+  const changes = changeSet(old, object);
+  const fields = carriedFields(served.kind.key);
+  const carried = pickPaths(changes, fields);
+  if (Object.keys(carried).length === 0) return null;
+  const context = {
+    hostObjectJson: JSON.stringify(null),
+    virtualObjectJson: JSON.stringify(old),
+  };
+  const job = { direction: "toVirtual" as const, changeSet: true, ...context };
+  const patched = (await applyGuardedPatches(served.run, carried, job)).object;
+  const own = pickPaths(old, fields);
+  const forward = await applyGuardedPatches(served.run, own, { direction: "toHost", ...context });
+  const kept = cancelLeafEchoes(carried, patched, forward.object, own) as JsonObject;
+  return mergeUpdate(old, object, { ...changes, ...kept });
+}
+
+/**
+ * --side host: null to go on, or the answer: untouched with a warning (not this vCluster's copy, or
+ * not in a namespace it owns), or 503 while the namespace labels cannot be trusted yet.
+ */
+function hostGate(
+  req: AdmissionRequest,
+  served: ServedKind,
+  deps: PatchesAdmission,
+): AdmissionReviewResponse | null {
+  const what = `${served.kind.kind || req.kind.kind} ${JSON.stringify(objectRef(req))}`;
+  const notOurs = notOurHostCopy(req.object as JsonObject, req.kind, deps.owner);
+  if (notOurs !== null) {
+    return allow(req.uid, [
+      `${what} not patched: not a copy of vCluster ${JSON.stringify(deps.owner.vclusterName)}: ${notOurs}`,
+    ]);
+  }
+  if (req.namespace === "") return null;
+  const verdict = deps.owner.ownership(req.namespace);
+  if (verdict === "unknown") {
+    return deny(
+      req.uid,
+      newServiceUnavailable(
+        `${what}: cannot tell whether namespace ${JSON.stringify(req.namespace)} belongs to vCluster ${JSON.stringify(deps.owner.vclusterName)}: the namespace cache is not synced`,
+      ),
+    );
+  }
+  if (verdict.owned) return null;
+  return allow(req.uid, [`${what} not patched: ${verdict.why}`]);
+}
+
+function find(req: AdmissionRequest, deps: PatchesAdmission): ServedKind | undefined {
+  const { group, resource } = req.resource;
+  return deps.kinds.find((k) => k.kind.group === group && k.kind.resource === resource);
+}
+
+/**
+ * Endpoints, and EndpointSlices when the config has no patches of their own, go to the Endpoints
+ * admission: the same answers as /mutate/endpoints (EPS-28: a slice gets the Endpoints patches).
+ */
+function toEndpoints(
+  req: AdmissionRequest,
+  served: ServedKind | undefined,
+  deps: PatchesAdmission,
+): boolean {
+  if (!deps.endpoints) return false;
+  const { group, resource } = req.resource;
+  if (group === "" && resource === "endpoints") return served !== undefined;
+  const slices = group === "discovery.k8s.io" && resource === "endpointslices";
+  return slices && served === undefined && deps.kinds.some((k) => k.kind.key === "endpoints");
+}
+
+export async function admitPatches(
+  req: AdmissionRequest,
+  deps: PatchesAdmission,
+): Promise<AdmissionReviewResponse> {
+  const served = find(req, deps);
+  if (toEndpoints(req, served, deps)) return deps.endpoints!(req);
+  // The status subresource only where vCluster carries the status host → virtual.
+  const subOk =
+    req.subResource === "" ||
+    (req.subResource === "status" &&
+      deps.side === "virtual" &&
+      served !== undefined &&
+      carriedFields(served.kind.key).includes("status"));
+  if (served === undefined || !subOk) return misconfigured(req, deps);
+  if (
+    !served.enabled ||
+    (req.operation !== "CREATE" && req.operation !== "UPDATE") ||
+    !req.object
+  ) {
+    return allow(req.uid);
+  }
+  if (deps.side === "host") {
+    const gated = hostGate(req, served, deps);
+    if (gated !== null) return gated;
+  }
+  try {
+    const patched =
+      deps.side === "host" ? await patchHost(req, served) : await patchVirtual(req, served);
+    return patched ? allowWithPatch(req.uid, req.object, patched) : allow(req.uid);
+  } catch (err) {
+    if (err instanceof KubeError && err.code === 503) return deny(req.uid, err);
+    const index = err instanceof PatchError ? err.patchIndex : undefined;
+    deps.onPatchFailure?.(served.kind, index);
+    const message = `${served.kind.kind || req.kind.kind} ${JSON.stringify(objectRef(req))}: sync.${kindLabel(served.kind)}.patches failed: ${err instanceof Error ? err.message : String(err)}`;
+    if (deps.onPatchError === "allow")
+      return allow(req.uid, [`${message}; admitted unchanged (--on-patch-error=allow)`]);
+    return deny(req.uid, newBadRequest(message));
+  }
+}
