@@ -28,7 +28,10 @@ export async function startPatchRunner(
     await pool.loadConfig(CONFIG_KEY, { patches: loaded.patches, vcluster: loaded.vcluster });
     for (const set of loaded.patchSets) {
       const key = `${CONFIG_KEY}/${set.kind.section}.${set.kind.key}`;
-      await pool.loadConfig(key, { patches: set.patches, vcluster: loaded.vcluster });
+      // The kind's keywords ride with its patches, so the engine runs the one vCluster runs for
+      // each direction (docs/decisions.md KND-2) at no cost per object.
+      const keywords = { toHost: set.kind.toHost, toVirtual: set.kind.toVirtual };
+      await pool.loadConfig(key, { patches: set.patches, vcluster: loaded.vcluster, keywords });
       keys.set(`${set.kind.section}.${set.kind.key}`, key);
     }
   } catch (err) {
