@@ -7,10 +7,10 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { parse as parseYaml } from "yaml";
 import { PATCH_KINDS, type PatchKind } from "../../../webhook/src/config/patch-kinds.js";
 import { parsePath } from "../../../webhook/src/patches/path.js";
-import { repoFile, repoRoot } from "../../support/fixtures.js";
+import { repoRoot } from "../../support/fixtures.js";
+import { tableRows, type Row } from "../../support/patch-kinds-table.js";
 
 const bin = resolve(repoRoot, "webhook/bin/vgate");
 const vc = ["--vcluster-name", "my-vc", "--vcluster-namespace", "vcluster-my-vc"];
@@ -18,35 +18,6 @@ const run = (args: string[], input?: string) =>
   spawnSync(bin, args, { encoding: "utf8", input, timeout: 60_000 });
 
 type Obj = Record<string, unknown>;
-
-/** One row of the table: its side, config key and example patch, parsed. */
-interface Row {
-  side: "toHost" | "fromHost";
-  key: string;
-  example: Obj;
-  exampleText: string;
-}
-
-/** The rows of docs/patches.md's "Patches on every kind" table. */
-export function tableRows(): Row[] {
-  const page = repoFile("docs/patches.md");
-  const start = page.indexOf("## Patches on every kind");
-  const section = page.slice(start, page.indexOf("\n## ", start + 1));
-  return section
-    .split("\n")
-    .filter((line) => line.startsWith("| ") && line.includes("`sync."))
-    .map((line) => {
-      const cells = line.split(" | ").map((c) => c.replace(/^\| |\s*\|$/g, "").trim());
-      const [, side, ...rest] = /^`sync\.(toHost|fromHost)\.(.+)`$/.exec(cells[1]!)!.slice(0);
-      const exampleText = cells[4]!.replace(/^`|`$/g, "");
-      return {
-        side: side as Row["side"],
-        key: rest[0]!,
-        example: parseYaml(exampleText) as Obj,
-        exampleText,
-      };
-    });
-}
 
 const CERTIFICATE = { group: "cert-manager.io", kind: "Certificate" };
 

@@ -129,10 +129,11 @@ export function patchMode(
   if (spec.reference !== undefined && spec.reference !== null) return "reference";
   if (spec.labels !== undefined && spec.labels !== null) return "labels";
   const keyword = keywords[direction];
+  if (keyword === null) return "skip";
   const other = keywords[direction === "toHost" ? "toVirtual" : "toHost"];
-  const forward = keyword === null ? undefined : spec[keyword];
+  const forward = spec[keyword];
   const backward = other === null || other === keyword ? undefined : spec[other];
-  if (keyword !== null && typeof forward === "string" && forward !== "") return keyword;
+  if (typeof forward === "string" && forward !== "") return keyword;
   // "If you omit expression, vCluster drops that field from the patch when syncing to the
   // control plane cluster" (Patching docs).
   return typeof backward === "string" && backward !== "" ? "drop" : "skip";
