@@ -23,8 +23,10 @@ JSON or YAML. Its apiVersion and kind say which patches run: those of the kind's
 (sync.toHost.pods for a v1 Pod, sync.fromHost.nodes for a v1 Node, a
 sync.<side>.customResources.<resource>.<group> entry for a custom resource), in the direction
 given, with the keyword vCluster runs for that kind and direction. An object without apiVersion
-and kind (a change set) takes them from --virtual-object or --host-object, else is Endpoints. Any file (INPUT, --config, --virtual-object, --host-object, --objects) can be - for
-standard input, one at a time; an INPUT left out is -. The patched object is printed to standard output as JSON. Expressions run in the same
+and kind (a change set) takes them from --virtual-object or --host-object, else is Endpoints.
+
+Any file (INPUT, --config, --virtual-object, --host-object, --objects) can be - for standard
+input, one at a time; an INPUT left out is -. The patched object is printed to standard output as JSON. Expressions run in the same
 sandbox as the webhook (SES compartments in sandbox processes, with a deadline).
 
 Usage:

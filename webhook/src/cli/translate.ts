@@ -19,13 +19,19 @@ import {
 
 const HELP = `Print the host object that vCluster's syncer would create for a virtual object, patched.
 
-For a v1 Endpoints:
-The result has vCluster's host name (NAME-x-NAMESPACE-x-VCLUSTER), the bookkeeping annotations and
-labels, Pod targetRefs translated to their host names, and then the sync.toHost.endpoints patches
-applied (expression, reference and labels patches; virtual -> host). With --vcluster-service-uid it
-also has the owner reference vCluster's syncer sets (experimental.syncSettings.setOwner, true by
-default). An object vCluster's syncer leaves alone (labelled vcluster.loft.sh/controlled-by, or
-annotated so for another syncer) is an error.
+For a v1 Endpoints, the result has vCluster's host name (NAME-x-NAMESPACE-x-VCLUSTER), the
+bookkeeping annotations and labels, Pod targetRefs translated to their host names, and then the
+sync.toHost.endpoints patches applied (expression, reference and labels patches; virtual -> host).
+With --vcluster-service-uid it also has the owner reference vCluster's syncer sets
+(experimental.syncSettings.setOwner, true by default). An object vCluster's syncer leaves alone
+(labelled vcluster.loft.sh/controlled-by, or annotated so for another syncer) is an error.
+
+For any other namespaced kind synced to the host (sync.toHost.pods, .services, .configMaps, ...,
+and namespaced sync.toHost.customResources entries), the object's apiVersion and kind pick the
+patches: the result has the metadata vCluster's syncers give every such object (host name and
+namespace, bookkeeping annotations and labels), then that kind's patches applied. Kind-specific
+rewrites (a Pod's service account token, a Service's selector, ...) are not shown; for
+cluster-scoped and sync.fromHost kinds use vgate patch.
 
 INPUT (or --config) can be - for standard input, one at a time; an INPUT left out is -.
 
