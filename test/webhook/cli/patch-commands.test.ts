@@ -21,10 +21,13 @@ describe("vgate check-config / patch / translate / bench", function () {
   this.timeout(60_000);
   const dir = mkdtempSync(join(tmpdir(), "vgate-cli-"));
 
-  it("check-config prints OK for a valid file", () => {
+  it("check-config prints OK for a valid file, then each kind's patches (KND-6)", () => {
     const r = run(["check-config", example("vcluster.yaml")]);
     assert.equal(r.status, 0, r.stderr);
-    assert.equal(r.stdout, "OK\n");
+    assert.equal(
+      r.stdout,
+      "OK\nsync.toHost.endpoints.patches: 3 patches (expression virtual → host, reverseExpression host → virtual)\n",
+    );
   });
 
   it("check-config lists every problem on standard error with vCluster's messages and exits 1", () => {
@@ -358,13 +361,16 @@ describe("vgate check-config / patch / translate / bench", function () {
     );
   });
 
-  it("translate rejects objects that are not Endpoints", () => {
+  it("translate refuses a kind the config has no patches for, naming those it has (KND-4)", () => {
     const r = run(
       ["translate", "--config", example("vcluster.yaml"), ...vc, "-"],
       '{"apiVersion":"v1","kind":"Service"}',
     );
     assert.equal(r.status, 1);
-    assert.match(r.stderr, /translate takes a v1 Endpoints object/);
+    assert.equal(
+      r.stderr,
+      "error: the config has no patches for Service in v1; it has patches for: Endpoints (sync.toHost.endpoints.patches)\n",
+    );
   });
 
   it("bench prints one JSON line per scenario in the goja harness's format", () => {

@@ -157,7 +157,10 @@ describe("vgate: every error is a sentence", function () {
     it("check-config - (the docs' form) checks standard input", () => {
       const ok = run(["check-config", "-"], { input: config() });
       assert.equal(ok.status, 0, ok.stderr);
-      assert.equal(ok.stdout, "OK\n");
+      assert.equal(
+        ok.stdout,
+        "OK\nsync.toHost.endpoints.patches: 3 patches (expression virtual → host, reverseExpression host → virtual)\n",
+      );
       const bad = run(["check-config", "-"], { input: "sync:\n  toHost:\n    endpoints: 7\n" });
       assert.equal(bad.status, 1);
       assert.equal(bad.stderr, "sync.toHost.endpoints: must be an object, got number\n");

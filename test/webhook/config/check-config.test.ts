@@ -25,7 +25,12 @@ describe("config/check-config", () => {
       "ok.yaml",
       "sync:\n  toHost:\n    endpoints:\n      patches:\n        - path: a\n          expression: value\n",
     );
-    assert.deepEqual(result, { ok: true });
+    assert.deepEqual(result, {
+      ok: true,
+      summary: [
+        "sync.toHost.endpoints.patches: 1 patch (expression virtual → host, reverseExpression host → virtual)",
+      ],
+    });
   });
 
   it("lists validation problems", async () => {

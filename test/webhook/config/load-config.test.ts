@@ -44,6 +44,7 @@ describe("config/load-config", () => {
       },
       endpoints: { enabled: true, patches: [] },
       namespaces: { enabled: false, mappings: {} },
+      patchSets: [],
     });
   });
 

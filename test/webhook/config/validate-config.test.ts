@@ -18,13 +18,14 @@ function patches(yamlItems: string): string[] {
 }
 
 describe("config/validate-config", () => {
-  it("accepts a full valid config and leaves other sections alone", () => {
+  it("accepts a full valid config and leaves other sections alone (a kind's own keys are checked: KND-3)", () => {
     const config = parse(`
 controlPlane: {distro: {k8s: {enabled: true}}}
 sync:
   fromHost: {nodes: {enabled: true}}
   toHost:
-    pods: {enabled: true, anything: [1]}
+    pods: {enabled: true, translateImage: {a: b}}
+    services: {anything: [1]}
     endpoints:
       enabled: true
       patches:
@@ -44,7 +45,9 @@ sync:
       mappingsOnly: true
       mappings: {byName: {"team-a": "host-a", "dev-*": "h-dev-*"}}
 `);
-    assert.deepEqual(validateVClusterConfig(config), []);
+    assert.deepEqual(validateVClusterConfig(config), [
+      "at '/sync/toHost/services': additional properties 'anything' not allowed",
+    ]);
   });
 
   it("accepts empty and null sections", () => {

@@ -463,6 +463,23 @@ describe("patches/engine", () => {
         "reference",
       );
     });
+
+    it("patchMode runs the kind's keyword (KND-2): sync.fromHost kinds sync one way", () => {
+      const node = { toHost: null, toVirtual: "expression" } as const;
+      const configMap = { toHost: null, toVirtual: "reverseExpression" } as const;
+      const both = { path: "a", expression: "x", reverseExpression: "y" };
+      assert.equal(patchMode({ path: "a", expression: "x" }, "toVirtual", node), "expression");
+      assert.equal(patchMode(both, "toVirtual", node), "expression");
+      // Never virtual -> host: skipped, not dropped, whatever the patch has.
+      assert.equal(patchMode({ path: "a", expression: "x" }, "toHost", node), "skip");
+      assert.equal(patchMode(both, "toHost", configMap), "skip");
+      assert.equal(
+        patchMode({ path: "a", reverseExpression: "x" }, "toVirtual", configMap),
+        "reverseExpression",
+      );
+      assert.equal(patchMode({ path: "a", expression: "x" }, "toVirtual", configMap), "skip");
+      assert.equal(patchMode({ path: "a", labels: {} }, "toHost", node), "labels");
+    });
   });
 
   describe("errors", () => {

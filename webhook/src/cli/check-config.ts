@@ -6,11 +6,12 @@ import type { Command } from "./command.js";
 import { announceStdin } from "./stdin-notice.js";
 import { NAMESPACE_FLAG_HELP, selfNamespace } from "./vcluster-flags.js";
 
-const HELP = `Validate the sync.toHost.endpoints section of a vCluster config file.
+const HELP = `Validate the patches of a vCluster config file, on every kind.
 
-Prints OK, or every problem found to standard error (YAML syntax, unknown keys on the way to
-sync.toHost.endpoints and in it, path grammar, expression syntax, references, duplicate paths),
-using vCluster's own messages where it has them. An empty file is a problem. A
+Prints OK and a line per kind with patches (how many, which keyword runs which way), or every
+problem found to standard error (YAML syntax, unknown keys on the way to each kind's patches and
+in them, path grammar, expression syntax, references, duplicate paths, a keyword that never runs
+for its kind), using vCluster's own messages where it has them. An empty file is a problem. A
 sync.toHost.namespaces mapping that can target kube-system, kube-public, kube-node-lease, default
 or the namespace vgate runs in is a problem too.
 
@@ -32,7 +33,7 @@ Examples:
 
 export const checkConfigCommand: Command = {
   name: "check-config",
-  summary: "Validate the Endpoint-sync patches of a vcluster.yaml",
+  summary: "Validate the patches of a vcluster.yaml, on every kind",
   help: HELP,
   async run(args) {
     const parsed = parseCommandArgs("check-config", args, {
@@ -54,7 +55,7 @@ export const checkConfigCommand: Command = {
     if (file === "-") announceStdin("check-config", "the vCluster config");
     const result = await checkConfigFile(file, { selfNamespace: namespace });
     if (result.ok) {
-      process.stdout.write("OK\n");
+      process.stdout.write(["OK", ...result.summary, ""].join("\n"));
       return EXIT.OK;
     }
     for (const problem of result.problems) process.stderr.write(`${problem}\n`);

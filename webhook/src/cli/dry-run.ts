@@ -8,16 +8,22 @@ import { CliError, EXIT } from "./errors.js";
 import { formatExplain } from "./explain.js";
 import { startPatchRunner } from "../sync/patch-runner.js";
 import type { LoadedVCluster } from "../config/loaded-vcluster.js";
+import type { PatchKind } from "../config/patch-kinds.js";
 
+/** Runs `kind`'s patches (patch-set-for.ts chose it) on `object`; sync.toHost.endpoints' if none. */
 export async function dryRun(
   loaded: LoadedVCluster,
   object: JsonObject,
   job: PatchJob,
   deadlineMs: number,
+  kind?: PatchKind,
 ): Promise<number> {
-  const runner = await startPatchRunner(loaded, { workers: 1, deadlineMs });
+  // Only the kind's own patches are loaded: a dry run compiles nothing it does not run.
+  const sets = kind === undefined ? [] : loaded.patchSets.filter((s) => s.kind === kind);
+  const runner = await startPatchRunner({ ...loaded, patchSets: sets }, { workers: 1, deadlineMs });
   try {
-    const result = await applyGuardedPatches(runner.run, object, job);
+    const run = (kind && runner.runFor(kind)) ?? runner.run;
+    const result = await applyGuardedPatches(run, object, job);
     process.stdout.write(`${JSON.stringify(result.object, null, 2)}\n`);
     for (const w of result.warnings) process.stderr.write(`Warning: ${w}\n`);
     if (job.explain) process.stderr.write(`${formatExplain(result.explain)}\n`);

@@ -1,5 +1,5 @@
-// `vgate patch`: a dry run of sync.toHost.endpoints patches on one object or change set, through
-// the same sandbox the webhook uses.
+// `vgate patch`: a dry run of one kind's patches on one object or change set, through the same
+// sandbox the webhook uses. The object's apiVersion and kind say which patches (patch-set-for.ts).
 
 import type { Direction, JsonObject } from "../patches/types.js";
 import { parseCommandArgs } from "./args.js";
@@ -7,6 +7,7 @@ import { dryRun } from "./dry-run.js";
 import { parseDuration } from "./duration.js";
 import { EXIT, usageError } from "./errors.js";
 import { checkOneStdin, readObject, readObjectList, type InputSource } from "./input.js";
+import { objectKind, patchSetFor } from "./patch-set-for.js";
 import type { Command } from "./command.js";
 import {
   DRY_RUN_FLAG_OPTIONS,
@@ -15,11 +16,17 @@ import {
   VCLUSTER_FLAG_OPTIONS,
 } from "./vcluster-flags.js";
 
-const HELP = `Apply the sync.toHost.endpoints patches of a vCluster config to an object, as a dry run.
+const HELP = `Apply the patches of a vCluster config to an object, as a dry run.
 
 The object (or an update change set, with --change-set) is read from INPUT or standard input, as
-JSON or YAML. Any file (INPUT, --config, --virtual-object, --host-object, --objects) can be - for
-standard input, one at a time; an INPUT left out is -. The patched object is printed to standard output as JSON. Expressions run in the same
+JSON or YAML. Its apiVersion and kind say which patches run: those of the kind's section
+(sync.toHost.pods for a v1 Pod, sync.fromHost.nodes for a v1 Node, a
+sync.<side>.customResources.<resource>.<group> entry for a custom resource), in the direction
+given, with the keyword vCluster runs for that kind and direction. An object without apiVersion
+and kind (a change set) takes them from --virtual-object or --host-object, else is Endpoints.
+
+Any file (INPUT, --config, --virtual-object, --host-object, --objects) can be - for standard
+input, one at a time; an INPUT left out is -. The patched object is printed to standard output as JSON. Expressions run in the same
 sandbox as the webhook (SES compartments in sandbox processes, with a deadline).
 
 Usage:
@@ -28,7 +35,11 @@ Usage:
 Flags:
 ${VCLUSTER_FLAG_HELP}
       --direction string            toHost (virtual -> host, runs expression) or toVirtual (host -> virtual,
-                                    runs reverseExpression)
+                                    runs reverseExpression; expression for most sync.fromHost kinds)
+      --resource string             The plural of a custom resource (the <resource> of its entry's
+                                    name), when the config has several entries of its group
+      --section string              toHost or fromHost, for a kind both sides patch
+                                    (storageClasses, priorityClasses)
       --virtual-object string       File with the virtual object (context.virtualObject; going toHost,
                                     INPUT unless given)
       --host-object string          File with the host object (context.hostObject; going toVirtual,
@@ -57,7 +68,7 @@ function parseDirection(v: string | undefined): Direction {
 
 export const patchCommand: Command = {
   name: "patch",
-  summary: "Dry-run Endpoint-sync patches on an object",
+  summary: "Dry-run a vcluster.yaml's patches on an object of any kind",
   help: HELP,
   async run(args) {
     const parsed = parseCommandArgs("patch", args, {
@@ -67,6 +78,8 @@ export const patchCommand: Command = {
       "host-object": { type: "string" },
       objects: { type: "string" },
       "change-set": { type: "boolean", default: false },
+      resource: { type: "string" },
+      section: { type: "string" },
       ...DRY_RUN_FLAG_OPTIONS,
     });
     const v = parsed.values;
@@ -102,6 +115,16 @@ export const patchCommand: Command = {
         ? object
         : null;
     const objects = objectsSource ? await readObjectList(objectsSource) : [];
+    const context = direction === "toHost" ? virtualObject : hostObject;
+    const what = objectKind(object) ?? (context && context !== object ? objectKind(context) : null);
+    const section = v.section;
+    if (section !== undefined && section !== "toHost" && section !== "fromHost") {
+      throw usageError(`invalid --section ${JSON.stringify(section)}: toHost or fromHost`);
+    }
+    const { kind } = patchSetFor(loaded.patchSets, what, direction, {
+      resource: v.resource,
+      section,
+    });
 
     return dryRun(
       loaded,
@@ -115,6 +138,7 @@ export const patchCommand: Command = {
         explain: v.explain,
       },
       deadlineMs,
+      kind,
     );
   },
 };

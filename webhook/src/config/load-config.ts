@@ -7,6 +7,12 @@ import type { Json, JsonObject, PatchSpec } from "../patches/types.js";
 import { readTextSource, ReadError, sourceName } from "./read-file.js";
 import { validateVClusterConfig, type ValidateOptions } from "./validate-config.js";
 import { parseYamlDocument } from "./yaml-document.js";
+import {
+  customResourceKind,
+  PATCH_KINDS,
+  type PatchKind,
+  type SyncSection,
+} from "./patch-kinds.js";
 import { isObject } from "../shared/json.js";
 
 /** vcluster.yaml files are a few kilobytes; this bound only stops a wrong file from filling memory. */
@@ -17,7 +23,28 @@ export interface VClusterConfig {
   raw: Json;
   endpoints: { enabled: boolean; patches: PatchSpec[] };
   namespaces: { enabled: boolean; mappings: Record<string, string> };
+  /** Every kind with patches, in PATCH_KINDS order, then each side's custom resources. */
+  patchSets: { kind: PatchKind; enabled: boolean; patches: PatchSpec[] }[];
 }
+
+/**
+ * The kinds vCluster's chart (chart/values.yaml of v0.34) enables by default; "auto" (sync
+ * what the host has) counts as enabled. Every other kind is off unless the config turns it on.
+ */
+const ENABLED_BY_DEFAULT = new Set([
+  "toHost.services",
+  "toHost.endpoints",
+  "toHost.endpointSlices",
+  "toHost.persistentVolumeClaims",
+  "toHost.configMaps",
+  "toHost.secrets",
+  "toHost.pods",
+  "fromHost.events",
+  "fromHost.csiDrivers",
+  "fromHost.csiNodes",
+  "fromHost.csiStorageCapacities",
+  "fromHost.storageClasses",
+]);
 
 /** A config that cannot be used; `problems` lists every reason. */
 export class VClusterConfigError extends Error {
@@ -109,6 +136,43 @@ function referenceSpec(ref: JsonObject): NonNullable<PatchSpec["reference"]> {
   return out;
 }
 
+/**
+ * `enabled` as helm and the syncer read it: absent takes the chart's default; null removes it
+ * (Go's false, EPS-34); "auto" is on when the host has the kind, which vgate takes as on.
+ */
+function enabledOf(section: JsonObject, byDefault: boolean): boolean {
+  if (!Object.hasOwn(section, "enabled")) return byDefault;
+  const value = section["enabled"];
+  return value === true || value === "auto";
+}
+
+function patchSetOf(kind: PatchKind, section: JsonObject, byDefault: boolean) {
+  const list = section["patches"];
+  const patches = Array.isArray(list) ? list.filter(isObject).map(toPatchSpec) : [];
+  return { kind, enabled: enabledOf(section, byDefault), patches };
+}
+
+/** Every kind that has patches; the custom resources' entries after each side's built-in kinds. */
+function patchSetsOf(sync: JsonObject): VClusterConfig["patchSets"] {
+  const sets: VClusterConfig["patchSets"] = [];
+  for (const side of ["toHost", "fromHost"] as SyncSection[]) {
+    const sideValue = read(sync, side);
+    for (const kind of PATCH_KINDS) {
+      if (kind.section !== side) continue;
+      // withDefaults filled these in already: an `enabled` missing there was a null (off).
+      const filled = side === "toHost" && (kind.key === "endpoints" || kind.key === "namespaces");
+      const byDefault = !filled && ENABLED_BY_DEFAULT.has(`${side}.${kind.key}`);
+      sets.push(patchSetOf(kind, read(sideValue, kind.key), byDefault));
+    }
+    for (const [name, entry] of Object.entries(read(sideValue, "customResources"))) {
+      if (!isObject(entry)) continue;
+      const kind = customResourceKind(side, name, entry["scope"] !== "Cluster");
+      sets.push(patchSetOf(kind, entry, false));
+    }
+  }
+  return sets.filter((set) => set.patches.length > 0);
+}
+
 function typed(raw: JsonObject): VClusterConfig {
   const toHost = read(read(raw, "sync"), "toHost");
   const endpoints = read(toHost, "endpoints");
@@ -127,6 +191,7 @@ function typed(raw: JsonObject): VClusterConfig {
         Object.entries(byName).filter((e): e is [string, string] => typeof e[1] === "string"),
       ),
     },
+    patchSets: patchSetsOf(read(raw, "sync")),
   };
 }
 

@@ -3,7 +3,7 @@
 
 import type { PatchSpec, VClusterInfo } from "../patches/types.js";
 import { readVClusterConfig, type VClusterConfig } from "./load-config.js";
-import { PATCH_KINDS, type PatchKind } from "./patch-kinds.js";
+import type { PatchKind } from "./patch-kinds.js";
 
 /** One kind's patches from the config (config/patch-kinds.ts says which keyword runs where). */
 export interface PatchSet {
@@ -21,8 +21,6 @@ export interface LoadedVCluster {
   /** Every kind the config has patches for, Endpoints included when it has any. */
   patchSets: PatchSet[];
 }
-
-const ENDPOINTS_KIND = PATCH_KINDS.find((k) => k.section === "toHost" && k.key === "endpoints")!;
 
 /**
  * Reads, parses and validates the config `file` (`-`: standard input) once; a VClusterConfigError
@@ -51,15 +49,6 @@ export function loadedVCluster(
     },
     enabled: config.endpoints.enabled,
     patches: config.endpoints.patches,
-    patchSets:
-      config.endpoints.patches.length === 0
-        ? []
-        : [
-            {
-              kind: ENDPOINTS_KIND,
-              enabled: config.endpoints.enabled,
-              patches: config.endpoints.patches,
-            },
-          ],
+    patchSets: config.patchSets,
   };
 }

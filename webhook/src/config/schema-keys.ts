@@ -13,8 +13,8 @@
 // The key lists are the union over vCluster's releases from v0.20.0 (the first with this config)
 // to the v0.37 pre-releases; the last change on this path, `sync.toHost.gatewayApi`, came in
 // v0.35.0. A key that some release accepts is never reported, so a config written for an older or
-// newer vCluster still checks clean. Only the objects on this path are checked: vgate reads
-// nothing else of the file.
+// newer vCluster still checks clean. Only the objects on the way to a kind's patches are checked
+// (docs/decisions.md KND-3): vgate reads nothing else of the file.
 
 export const ROOT_KEYS: readonly string[] = [
   "controlPlane",
@@ -46,6 +46,7 @@ export const SYNC_KEYS: readonly string[] = ["toHost", "fromHost"];
 
 export const TO_HOST_KEYS: readonly string[] = [
   "configMaps",
+  "customResourceDefinitions",
   "customResources",
   "endpointSlices",
   "endpoints",
@@ -68,8 +69,73 @@ export const TO_HOST_KEYS: readonly string[] = [
   "volumeSnapshots",
 ];
 
+export const FROM_HOST_KEYS: readonly string[] = [
+  "configMaps",
+  "csiDrivers",
+  "csiNodes",
+  "csiStorageCapacities",
+  "customResourceDefinitions",
+  "customResources",
+  "deviceClasses",
+  "events",
+  "gatewayClasses",
+  "gateways",
+  "ingressClasses",
+  "nodes",
+  "priorityClasses",
+  "runtimeClasses",
+  "secrets",
+  "storageClasses",
+  "volumeSnapshotClasses",
+];
+
 /** EnableSwitchWithPatches */
 export const ENDPOINTS_KEYS: readonly string[] = ["enabled", "patches"];
+
+/**
+ * The keys of each kind's section with patches that are not EnableSwitchWithPatches, by
+ * `<section>.<key>` (union over releases, as above); every other kind's section allows
+ * ENDPOINTS_KEYS.
+ */
+const KIND_KEYS: Readonly<Record<string, readonly string[]>> = {
+  "toHost.pods": [
+    "enabled",
+    "enforceTolerations",
+    "hybridScheduling",
+    "patches",
+    "priorityClassName",
+    "rewriteHosts",
+    "runtimeClassName",
+    "translateImage",
+    "useSecretsForSATokens",
+  ],
+  "toHost.secrets": ["all", "enabled", "patches"],
+  "toHost.configMaps": ["all", "enabled", "patches"],
+  "toHost.namespaces": [
+    "enabled",
+    "extraLabels",
+    "hostNamespaces",
+    "mappings",
+    "mappingsOnly",
+    "patches",
+  ],
+  "fromHost.nodes": ["clearImageStatus", "enabled", "patches", "selector", "syncBackChanges"],
+  "fromHost.configMaps": ["enabled", "mappings", "patches", "selector"],
+  "fromHost.secrets": ["enabled", "mappings", "patches", "selector"],
+  "fromHost.ingressClasses": ["enabled", "patches", "selector"],
+  "fromHost.runtimeClasses": ["enabled", "patches", "selector"],
+  "fromHost.priorityClasses": ["enabled", "patches", "selector"],
+  "fromHost.storageClasses": ["enabled", "patches", "selector"],
+  "fromHost.deviceClasses": ["enabled", "patches", "selector"],
+  // SyncToHostCustomResource and SyncFromHostCustomResource, for every entry.
+  "toHost.customResources": ["enabled", "patches", "scope"],
+  "fromHost.customResources": ["enabled", "mappings", "patches", "scope", "selector"],
+};
+
+/** The keys vCluster's schema allows in the section `sync.<section>.<key>` (a kind with patches). */
+export function kindKeys(section: string, key: string): readonly string[] {
+  return KIND_KEYS[`${section}.${key}`] ?? ENDPOINTS_KEYS;
+}
 /** TranslatePatch */
 export const PATCH_KEYS: readonly string[] = [
   "path",

@@ -1,13 +1,15 @@
-// Validation of the parts of vcluster.yaml that vgate uses (docs/decisions.md EPS-9 and EPS-34;
-// docs/reference.md#patch-config and docs/reference.md#patch-config-validation):
-// sync.toHost.endpoints and sync.toHost.namespaces. Every problem is listed; nothing throws.
+// Validation of the parts of vcluster.yaml that vgate uses (docs/decisions.md EPS-9, EPS-34 and
+// KND-3; docs/reference.md#patch-config and docs/reference.md#patch-config-validation): the
+// patches of every kind vCluster accepts them on (config/patch-kinds.ts), the custom resources'
+// included, and sync.toHost.namespaces. Every problem is listed; nothing throws.
 // vCluster's own messages (docs/reference.md#patch-config-validation) are kept word for word so
 // users can search for them.
 import vm from "node:vm";
 import { canonicalPath, parsePath, PathSyntaxError } from "../patches/path.js";
 import { reservedMappingProblem } from "./reserved-namespaces.js";
 import {
-  ENDPOINTS_KEYS,
+  FROM_HOST_KEYS,
+  kindKeys,
   LABELS_KEYS,
   PATCH_KEYS,
   REFERENCE_KEYS,
@@ -18,6 +20,13 @@ import {
   unknownKeys,
   wrongSchemaType,
 } from "./schema-keys.js";
+import {
+  customResourceKind,
+  PATCH_KINDS,
+  type Keyword,
+  type PatchKind,
+  type SyncSection,
+} from "./patch-kinds.js";
 import { isObject } from "../shared/json.js";
 
 type Problems = string[];
@@ -31,9 +40,25 @@ type Obj = Record<string, unknown>;
 /** Where a value sits, as JSON pointer tokens, for the schema's messages. */
 type At = readonly (string | number)[];
 
-const ENDPOINTS = "sync.toHost.endpoints";
 const NAMESPACES = "sync.toHost.namespaces";
-const ENDPOINTS_AT = ["sync", "toHost", "endpoints"] as const;
+/** The sync.fromHost kinds whose `enabled` may be "auto" too (EnableAutoSwitchWithPatches). */
+const AUTO_ENABLED = new Set(["csiDrivers", "csiNodes", "csiStorageCapacities", "storageClasses"]);
+
+/** Where one kind's section is: its config path (vCluster's message base) and JSON pointer. */
+interface Section {
+  kind: PatchKind;
+  base: string;
+  at: At;
+}
+
+function sectionOf(kind: PatchKind, name?: string): Section {
+  const keys = name === undefined ? [kind.key] : ["customResources", name];
+  return {
+    kind,
+    base: `sync.${kind.section}.${keys.join(".")}`,
+    at: ["sync", kind.section, ...keys],
+  };
+}
 /**
  * Update change sets never contain these (docs/reference.md#patch-config-validation,
  * docs/reference.md#patch-change-sets): such a patch could only fire on create.
@@ -160,10 +185,34 @@ function modesUsed(patch: Obj): number {
   return expression + (set("labels") ? 1 : 0) + (set("reference") ? 1 : 0);
 }
 
+/**
+ * KND-3: an expression keyword that never runs for the kind is an error, where vCluster skips it
+ * silently (config/patch-kinds.ts says which keyword runs in which direction).
+ */
+function checkKeywords(patch: Obj, where: string, kind: PatchKind, problems: Problems): void {
+  const runs = [kind.toHost, kind.toVirtual].filter((k): k is Keyword => k !== null);
+  for (const keyword of ["expression", "reverseExpression"] as const) {
+    const value = own(patch, keyword);
+    if (value === undefined || value === null || value === "" || runs.includes(keyword)) continue;
+    const ways = [
+      kind.toHost === null ? null : `virtual → host with ${kind.toHost}`,
+      kind.toVirtual === null ? null : `host → virtual with ${kind.toVirtual}`,
+    ].filter((w) => w !== null);
+    problems.push(
+      `${where}.${keyword}: never runs for sync.${kind.section}.${kind.key}, which syncs ${ways.join(" and ")} only`,
+    );
+  }
+}
+
 /** Checks patches[i]; returns its canonical path for the duplicate check, or null. */
-function checkPatch(patch: unknown, i: number, problems: Problems): string | null {
-  const where = `${ENDPOINTS}.patches[${i}]`;
-  const at = [...ENDPOINTS_AT, "patches", i];
+function checkPatch(
+  patch: unknown,
+  i: number,
+  section: Section,
+  problems: Problems,
+): string | null {
+  const where = `${section.base}.patches[${i}]`;
+  const at = [...section.at, "patches", i];
   if (!isObject(patch)) {
     problems.push(wrongType(where, "an object", patch));
     return null;
@@ -179,6 +228,7 @@ function checkPatch(patch: unknown, i: number, problems: Problems): string | nul
   checkExpression(reverse, `${where}.reverseExpression`, problems);
   checkReference(own(patch, "reference"), `${where}.reference`, [...at, "reference"], problems);
   checkLabels(own(patch, "labels"), `${where}.labels`, [...at, "labels"], problems);
+  checkKeywords(patch, where, section.kind, problems);
   const used = modesUsed(patch);
   if (used > 1) problems.push(`${where} can only use one of: expression, labels or reference`);
   if (used === 0) problems.push(`${where} need to use one of: expression, labels or reference`);
@@ -205,16 +255,17 @@ function checkPatchPath(patch: Obj, where: string, problems: Problems): string |
   return canonical;
 }
 
-function checkPatches(value: unknown, problems: Problems): void {
+function checkPatches(value: unknown, section: Section, problems: Problems): void {
   // The chart gives no default list, so helm keeps a null and the schema refuses it (EPS-34).
   if (value === undefined) return;
+  const base = section.base;
   if (!Array.isArray(value)) {
-    problems.push(wrongType(`${ENDPOINTS}.patches`, "an array", value));
+    problems.push(wrongType(`${base}.patches`, "an array", value));
     return;
   }
   const seen = new Map<string, number>();
   value.forEach((patch: unknown, i) => {
-    const canonical = checkPatch(patch, i, problems);
+    const canonical = checkPatch(patch, i, section, problems);
     if (canonical === null) return;
     const first = seen.get(canonical);
     if (first === undefined) {
@@ -223,20 +274,57 @@ function checkPatches(value: unknown, problems: Problems): void {
     }
     const path = (patch as Obj)["path"] as string;
     problems.push(
-      `${ENDPOINTS}.patches[${first}] and ${ENDPOINTS}.patches[${i}] have the same path ${JSON.stringify(path)}`,
+      `${base}.patches[${first}] and ${base}.patches[${i}] have the same path ${JSON.stringify(path)}`,
     );
   });
 }
 
-function checkEndpoints(value: unknown, problems: Problems): void {
-  const endpoints = optionalObject(value, ENDPOINTS, problems);
-  if (endpoints === null) return;
-  problems.push(...unknownKeys(endpoints, ENDPOINTS_AT, ENDPOINTS_KEYS));
-  const enabled = own(endpoints, "enabled");
+/** A kind's section: its keys, `enabled` and its patches. */
+function checkKindSection(
+  section: Obj,
+  where: Section,
+  keys: readonly string[],
+  problems: Problems,
+) {
+  problems.push(...unknownKeys(section, where.at, keys));
+  const enabled = own(section, "enabled");
+  const auto = where.kind.section === "fromHost" && AUTO_ENABLED.has(where.kind.key);
   if (enabled !== undefined && enabled !== null && typeof enabled !== "boolean") {
-    problems.push(wrongType(`${ENDPOINTS}.enabled`, "a boolean", enabled));
+    if (!(auto && typeof enabled === "string")) {
+      const expected = auto ? "a boolean or a string" : "a boolean";
+      problems.push(wrongType(`${where.base}.enabled`, expected, enabled));
+    }
   }
-  checkPatches(own(endpoints, "patches"), problems);
+  checkPatches(own(section, "patches"), where, problems);
+}
+
+/** sync.<section>.customResources: every entry, named `<resource>.<group>`. */
+function checkCustomResources(value: unknown, side: SyncSection, problems: Problems): void {
+  const where = `sync.${side}.customResources`;
+  const entries = optionalObject(value, where, problems);
+  if (entries === null) return;
+  for (const [name, entryValue] of Object.entries(entries)) {
+    const section = sectionOf(customResourceKind(side, name, true), name);
+    // An entry has no chart default: a null stays, and the schema refuses it (EPS-34).
+    const entry = objectOrAbsent(entryValue, section.base, problems);
+    if (entry === null) continue;
+    const scope = own(entry, "scope");
+    if (scope !== undefined && typeof scope !== "string") {
+      problems.push(wrongType(`${section.base}.scope`, "a string", scope));
+    }
+    checkKindSection(entry, section, kindKeys(side, "customResources"), problems);
+  }
+}
+
+/** Every kind of `side` with patches, the custom resources last. */
+function checkSide(side: Obj, name: SyncSection, problems: Problems): void {
+  for (const kind of PATCH_KINDS) {
+    if (kind.section !== name) continue;
+    const section = sectionOf(kind);
+    const value = optionalObject(own(side, kind.key), section.base, problems);
+    if (value !== null) checkKindSection(value, section, kindKeys(name, kind.key), problems);
+  }
+  checkCustomResources(own(side, "customResources"), name, problems);
 }
 
 function wildcardCount(text: string): number {
@@ -268,12 +356,9 @@ function checkMapping(
 
 function checkNamespaces(value: unknown, problems: Problems, options: ValidateOptions): void {
   // Only the fields vgate reads are checked; vCluster has more (e.g. mappingsOnly).
-  const namespaces = optionalObject(value, NAMESPACES, problems);
+  // Its keys, `enabled` and patches are checked with every kind's (checkSide).
+  const namespaces = isObject(value) ? value : null;
   if (namespaces === null) return;
-  const enabled = own(namespaces, "enabled");
-  if (enabled !== undefined && enabled !== null && typeof enabled !== "boolean") {
-    problems.push(wrongType(`${NAMESPACES}.enabled`, "a boolean", enabled));
-  }
   const mappings = optionalObject(own(namespaces, "mappings"), `${NAMESPACES}.mappings`, problems);
   if (mappings === null) return;
   const where = `${NAMESPACES}.mappings.byName`;
@@ -285,11 +370,12 @@ function checkNamespaces(value: unknown, problems: Problems, options: ValidateOp
 }
 
 /**
- * Every problem on the way to and in the sync.toHost.endpoints and sync.toHost.namespaces sections
- * of a parsed vcluster.yaml, as messages naming the field; [] when it is valid. Keys that vCluster's
- * schema does not allow are reported at every level on the way (schema-keys.ts), so a misspelt
- * `sync.tohost` or a file that is not a vCluster config at all is a problem, not a silent "no
- * patches". Other sections pass untouched. A mapping whose host side can be a reserved namespace
+ * Every problem on the way to and in the sections of a parsed vcluster.yaml with patches
+ * (config/patch-kinds.ts, the custom resources' entries included) and in sync.toHost.namespaces,
+ * as messages naming the field; [] when it is valid. Keys that vCluster's schema does not allow
+ * are reported at every level on the way (schema-keys.ts), so a misspelt `sync.tohost` or a file
+ * that is not a vCluster config at all is a problem, not a silent "no patches". Other sections
+ * pass untouched. A mapping whose host side can be a reserved namespace
  * (config/reserved-namespaces.ts) is a problem too.
  */
 export function validateVClusterConfig(raw: unknown, options: ValidateOptions = {}): string[] {
@@ -298,12 +384,18 @@ export function validateVClusterConfig(raw: unknown, options: ValidateOptions = 
   if (!isObject(raw)) return [wrongSchemaType([], "object", typeName(raw))];
   problems.push(...unknownKeys(raw, [], ROOT_KEYS));
   const sync = optionalObject(own(raw, "sync"), "sync", problems);
-  if (sync !== null) problems.push(...unknownKeys(sync, ["sync"], SYNC_KEYS));
-  const toHost =
-    sync === null ? null : optionalObject(own(sync, "toHost"), "sync.toHost", problems);
-  if (toHost === null) return problems;
-  problems.push(...unknownKeys(toHost, ["sync", "toHost"], TO_HOST_KEYS));
-  checkEndpoints(own(toHost, "endpoints"), problems);
-  checkNamespaces(own(toHost, "namespaces"), problems, options);
+  if (sync === null) return problems;
+  problems.push(...unknownKeys(sync, ["sync"], SYNC_KEYS));
+  const toHost = optionalObject(own(sync, "toHost"), "sync.toHost", problems);
+  if (toHost !== null) {
+    problems.push(...unknownKeys(toHost, ["sync", "toHost"], TO_HOST_KEYS));
+    checkSide(toHost, "toHost", problems);
+    checkNamespaces(own(toHost, "namespaces"), problems, options);
+  }
+  const fromHost = optionalObject(own(sync, "fromHost"), "sync.fromHost", problems);
+  if (fromHost !== null) {
+    problems.push(...unknownKeys(fromHost, ["sync", "fromHost"], FROM_HOST_KEYS));
+    checkSide(fromHost, "fromHost", problems);
+  }
   return problems;
 }

@@ -18,7 +18,9 @@ import {
 import {
   PatchError,
   type CompiledPatch,
+  TO_HOST_KEYWORDS,
   type Direction,
+  type DirectionKeywords,
   type ExplainEntry,
   type ExpressionContext,
   type ExpressionRunner,
@@ -57,6 +59,8 @@ export interface ApplyOptions {
   run: ExpressionRunner;
   resolver?: ReferenceResolver;
   explain?: boolean;
+  /** Which keyword runs in which direction for the kind patched (default: TO_HOST_KEYWORDS). */
+  keywords?: DirectionKeywords;
 }
 
 export interface ApplyResult {
@@ -112,17 +116,24 @@ export function compiledPathKey(patch: CompiledPatch): string {
 }
 
 /**
- * Which action a patch takes when syncing in `direction` (docs/decisions.md EPS-6,
- * docs/reference.md#patch-directions).
+ * Which action a patch takes when syncing in `direction` (docs/decisions.md EPS-6 and KND-2,
+ * docs/reference.md#patch-directions): the keyword `keywords` names for the direction runs; a
+ * patch with only the other direction's keyword drops the field; a kind that never syncs this way
+ * (a null keyword) skips every expression patch.
  */
-export function patchMode(spec: PatchSpec, direction: Direction): PatchMode {
+export function patchMode(
+  spec: PatchSpec,
+  direction: Direction,
+  keywords: DirectionKeywords = TO_HOST_KEYWORDS,
+): PatchMode {
   if (spec.reference !== undefined && spec.reference !== null) return "reference";
   if (spec.labels !== undefined && spec.labels !== null) return "labels";
-  const forward = direction === "toHost" ? spec.expression : spec.reverseExpression;
-  const backward = direction === "toHost" ? spec.reverseExpression : spec.expression;
-  if (typeof forward === "string" && forward !== "") {
-    return direction === "toHost" ? "expression" : "reverseExpression";
-  }
+  const keyword = keywords[direction];
+  if (keyword === null) return "skip";
+  const other = keywords[direction === "toHost" ? "toVirtual" : "toHost"];
+  const forward = spec[keyword];
+  const backward = other === null || other === keyword ? undefined : spec[other];
+  if (typeof forward === "string" && forward !== "") return keyword;
   // "If you omit expression, vCluster drops that field from the patch when syncing to the
   // control plane cluster" (Patching docs).
   return typeof backward === "string" && backward !== "" ? "drop" : "skip";
@@ -161,7 +172,7 @@ export function applyPatches(input: ApplyInput, options: ApplyOptions): ApplyRes
 }
 
 function applyPatch(run: Run, patch: CompiledPatch): void {
-  const mode = patchMode(patch.spec, run.input.direction);
+  const mode = patchMode(patch.spec, run.input.direction, run.options.keywords);
   if (patch.segments.length === 0) {
     applyToRoot(run, patch, mode);
     return;

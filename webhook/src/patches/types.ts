@@ -11,6 +11,23 @@ export type { Json, JsonObject };
 /** `toHost`: virtual → host, runs `expression`. `toVirtual`: host → virtual, runs `reverseExpression`. */
 export type Direction = "toHost" | "toVirtual";
 
+export type ExpressionKeyword = "expression" | "reverseExpression";
+
+/**
+ * Which expression keyword runs in each direction for one kind's patches (config/patch-kinds.ts,
+ * docs/decisions.md KND-2); null where the kind never syncs that way.
+ */
+export interface DirectionKeywords {
+  toHost: ExpressionKeyword | null;
+  toVirtual: ExpressionKeyword | null;
+}
+
+/** sync.toHost kinds, Endpoints among them: `expression` virtual → host, `reverseExpression` back. */
+export const TO_HOST_KEYWORDS: DirectionKeywords = Object.freeze({
+  toHost: "expression",
+  toVirtual: "reverseExpression",
+});
+
 /** sync.toHost.endpoints.patches[i].reference */
 export interface ReferenceSpec {
   apiVersion: string;

@@ -59,7 +59,10 @@ async function loadUnder(
     keys.push(base);
     for (const set of loaded.patchSets) {
       const key = setKey(base, set.kind);
-      await pool.loadConfig(key, { patches: set.patches, vcluster: loaded.vcluster });
+      // The kind's keywords ride with its patches, so the engine runs the one vCluster runs for
+      // each direction (docs/decisions.md KND-2) at no cost per object.
+      const keywords = { toHost: set.kind.toHost, toVirtual: set.kind.toVirtual };
+      await pool.loadConfig(key, { patches: set.patches, vcluster: loaded.vcluster, keywords });
       keys.push(key);
       byKind.set(`${set.kind.section}.${set.kind.key}`, key);
     }

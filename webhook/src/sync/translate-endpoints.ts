@@ -70,6 +70,11 @@ export interface OwnerService {
 
 export interface TranslateOptions {
   /**
+   * The virtual object's GroupVersionKind as Go prints it (`/v1, Kind=Pod`), for the object-kind
+   * annotation; Endpoints when absent. Pod targetRefs are translated for Endpoints only.
+   */
+  kind?: string;
+  /**
    * vCluster's Service, when it exists: the host copy names it as owner where vCluster's syncer
    * does (ownerServiceFor). Without it the copy has no ownerReferences.
    */
@@ -198,6 +203,7 @@ function sortedKeys(map: Record<string, string>): string[] {
 function hostAnnotations(
   virtual: { name: string; namespace: string; uid: string; annotations: Json | undefined },
   host: { name: string; namespace: string },
+  kind: string,
 ): Record<string, string> {
   const copied = Object.entries(stringMap(virtual.annotations) ?? {}).filter(
     ([key]) => !NOT_COPIED.has(key),
@@ -210,7 +216,7 @@ function hostAnnotations(
   out.set(BOOKKEEPING_ANNOTATIONS.name, virtual.name);
   out.set(BOOKKEEPING_ANNOTATIONS.namespace, virtual.namespace);
   out.set(BOOKKEEPING_ANNOTATIONS.uid, virtual.uid);
-  out.set(BOOKKEEPING_ANNOTATIONS.kind, ENDPOINTS_KIND);
+  out.set(BOOKKEEPING_ANNOTATIONS.kind, kind);
   out.set(BOOKKEEPING_ANNOTATIONS.hostName, host.name);
   out.set(BOOKKEEPING_ANNOTATIONS.hostNamespace, host.namespace);
   return Object.fromEntries(out);
@@ -278,6 +284,7 @@ export function translateEndpointsToHost(
   const annotations = hostAnnotations(
     { name: vName, namespace: vNamespace, uid, annotations: ownField(meta, "annotations") },
     host,
+    opts.kind ?? ENDPOINTS_KIND,
   );
   const scope: LabelScope = { name: vc.name, namespace: targetNamespaceOf(vc) };
   const kept = Object.entries(meta).filter(([key]) => !RESET_METADATA.includes(key));
@@ -290,7 +297,8 @@ export function translateEndpointsToHost(
   const owners = hostOwnerReferences(meta, host.namespace, vc, opts.owner);
   if (owners !== null) hostMeta.set("ownerReferences", owners);
   out["metadata"] = Object.fromEntries(hostMeta);
-  forEachPodTargetRef(out, (ref) => translatePodRef(ref, vc));
+  const endpoints = opts.kind === undefined || opts.kind === ENDPOINTS_KIND;
+  if (endpoints) forEachPodTargetRef(out, (ref) => translatePodRef(ref, vc));
   return out;
 }
 

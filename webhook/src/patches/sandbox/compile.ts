@@ -13,7 +13,12 @@
 // errors they throw (guest-helpers.ts); every call gets its own copy of `value` and a frozen
 // `context` (see job.ts). What a realm must not offer at all is removed before lockdown
 // (realm.ts), so the globals here need no shadowing.
-import type { PatchSpec, VClusterInfo } from "../types.js";
+import {
+  TO_HOST_KEYWORDS,
+  type DirectionKeywords,
+  type PatchSpec,
+  type VClusterInfo,
+} from "../types.js";
 import { guestHelpers } from "./guest-helpers.js";
 
 export type CompiledExpression = (value: unknown, context: unknown) => unknown;
@@ -50,13 +55,15 @@ interface Guest {
 export function compileExpressions(
   specs: readonly PatchSpec[],
   vcluster: VClusterInfo,
+  keywords: DirectionKeywords = TO_HOST_KEYWORDS,
 ): CompileOutcome {
   const guest = makeGuest(vcluster);
   const problems: CompileProblem[] = [];
   const compileField = (
     index: number,
-    field: CompileProblem["field"],
+    field: CompileProblem["field"] | null,
   ): CompiledExpression | null => {
+    if (field === null) return null;
     const spec = specs[index];
     const source = spec === undefined ? undefined : spec[field];
     if (typeof source !== "string" || source === "") return null;
@@ -69,8 +76,8 @@ export function compileExpressions(
   };
   const indexes = specs.map((_, i) => i);
   const value: CompiledExpressions = {
-    toHost: indexes.map((i) => compileField(i, "expression")),
-    toVirtual: indexes.map((i) => compileField(i, "reverseExpression")),
+    toHost: indexes.map((i) => compileField(i, keywords.toHost)),
+    toVirtual: indexes.map((i) => compileField(i, keywords.toVirtual)),
   };
   return problems.length === 0 ? { ok: true, value } : { ok: false, problems };
 }

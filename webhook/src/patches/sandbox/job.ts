@@ -7,8 +7,10 @@ import { resolverFromObjects } from "../reference-resolver.js";
 import { copyJson } from "../traverse.js";
 import {
   PatchError,
+  TO_HOST_KEYWORDS,
   type CompiledPatch,
   type Direction,
+  type DirectionKeywords,
   type ExpressionRunner,
   type Json,
   type JsonObject,
@@ -28,6 +30,7 @@ export interface LoadedConfig {
   patches: CompiledPatch[];
   expressions: CompiledExpressions;
   vcluster: VClusterInfo;
+  keywords: DirectionKeywords;
 }
 
 /** Where the child records what it is doing, for its monitor thread to report (protocol.ts). */
@@ -48,7 +51,8 @@ export function loadConfig(config: SandboxConfig): LoadOutcome {
   } catch (err) {
     return { ok: false, error: toWireError(err) };
   }
-  const compiled = compileExpressions(config.patches, config.vcluster);
+  const keywords = config.keywords ?? TO_HOST_KEYWORDS;
+  const compiled = compileExpressions(config.patches, config.vcluster, keywords);
   if (!compiled.ok) {
     const message = compiled.problems
       .map((p) => `patches[${p.patchIndex}].${p.field}: ${p.message}`)
@@ -64,6 +68,7 @@ export function loadConfig(config: SandboxConfig): LoadOutcome {
       patches,
       expressions: compiled.value,
       vcluster: config.vcluster,
+      keywords,
     },
   };
 }
@@ -101,6 +106,7 @@ export function runJob(
       {
         patches: config.patches,
         vcluster: config.vcluster,
+        keywords: config.keywords,
         run: makeRunner(fns, job.direction, progress, limits),
         explain: job.explain === true,
         resolver: job.referenceObjectsJson

@@ -1,7 +1,13 @@
 // The messages between SandboxPool (the server process) and its sandbox children, and the layout
 // of the progress record a child's monitor thread reports (docs/decisions.md EPS-8). Messages
 // travel as frames (frames.ts); a child's messages are untrusted and checked before use.
-import type { Direction, ExplainEntry, PatchSpec, VClusterInfo } from "../types.js";
+import type {
+  Direction,
+  DirectionKeywords,
+  ExplainEntry,
+  PatchSpec,
+  VClusterInfo,
+} from "../types.js";
 import type { ResolvedReference } from "../reference.js";
 
 /** One object to patch, as the caller hands it to the pool. */
@@ -19,6 +25,8 @@ export interface SandboxJob {
 export interface SandboxConfig {
   patches: PatchSpec[];
   vcluster: VClusterInfo;
+  /** The keyword each direction runs for the kind patched; absent: sync.toHost's (Endpoints). */
+  keywords?: DirectionKeywords;
 }
 
 export interface SandboxResult {
