@@ -9,7 +9,7 @@
 // is checked by rig-images.test.ts, and run by the node rig.
 
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chmod, mkdtemp, readFile, rm, symlink } from "node:fs/promises";
 import { existsSync } from "node:fs";
@@ -282,7 +282,13 @@ describe("the image's file tree, built here without Docker", function () {
       env: env(),
       ...user(),
     });
-    assert.equal(stdout, "OK\n");
+    // The same answer as the repository's vgate: OK, then a line per kind with patches.
+    const here = spawnSync(join(repoRoot, "webhook/bin/vgate"), ["check-config", example], {
+      encoding: "utf8",
+    });
+    assert.equal(here.status, 0, here.stderr);
+    assert.match(stdout, /^OK\nsync\.toHost\.endpoints\.patches: \d+ patches /);
+    assert.equal(stdout, here.stdout);
   });
 
   it("runs the patch sandbox (SES in sandbox processes) as the repository's vgate does", async () => {

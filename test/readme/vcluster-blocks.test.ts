@@ -35,6 +35,12 @@ describe("docs: the vCluster examples", () => {
       encoding: "utf8",
     });
     assert.equal(r.status, 0, r.stderr);
-    assert.equal(r.stdout.trim(), "OK");
+    // OK, then the kinds with patches: the Endpoints patches this file keeps for vgate sync.
+    const [ok, ...kinds] = r.stdout.trim().split("\n");
+    assert.equal(ok, "OK");
+    assert.deepEqual(
+      kinds.map((l) => l.split(":")[0]),
+      ["sync.toHost.endpoints.patches"],
+    );
   });
 });
