@@ -17,14 +17,24 @@ export interface ConfigWatchOptions {
   debounceMs?: number;
 }
 
-/** The content's digest, or a marker for a file that cannot be read now. */
-async function digest(path: string): Promise<string> {
+/**
+ * This process is out of file descriptors: the read says nothing about the file. Taking it for a
+ * change would reload the same config once descriptors are back, which is not what was asked for.
+ */
+const OUT_OF_DESCRIPTORS = new Set(["EMFILE", "ENFILE"]);
+
+/**
+ * The content's digest, or a marker for a file that cannot be read now; undefined when this
+ * process cannot tell (out of file descriptors).
+ */
+async function digest(path: string): Promise<string | undefined> {
   try {
     return createHash("sha256")
       .update(await readFile(path))
       .digest("hex");
   } catch (err) {
-    return `unreadable:${(err as NodeJS.ErrnoException).code ?? "error"}`;
+    const code = (err as NodeJS.ErrnoException).code ?? "error";
+    return OUT_OF_DESCRIPTORS.has(code) ? undefined : `unreadable:${code}`;
   }
 }
 
@@ -90,7 +100,7 @@ export class ConfigWatcher {
 
   private async compare(): Promise<void> {
     const now = await digest(this.path);
-    if (now === this.last || this.closed) return;
+    if (now === undefined || now === this.last || this.closed) return;
     this.last = now;
     await this.onChange().catch(() => undefined);
   }
