@@ -2,9 +2,11 @@
 // a touch that changes nothing, and a file that goes missing and comes back.
 
 import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
 import {
   mkdirSync,
   mkdtempSync,
+  readFileSync,
   renameSync,
   rmSync,
   symlinkSync,
@@ -13,6 +15,8 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
 import { ConfigWatcher } from "../../../../webhook/src/kube/controller/config-watch.js";
 import { until } from "../../../support/until.js";
 
@@ -88,6 +92,62 @@ describe("config watcher", function () {
     await until(() => seen.changes() === 1, "the removal is noticed");
     writeFileSync(file, "a: 1\n");
     await until(() => seen.changes() === 2, "the return is noticed");
+  });
+
+  it("a read that fails for want of file descriptors is no change", async function () {
+    if (spawnSync("prlimit", ["--version"]).status !== 0) this.skip(); // util-linux's prlimit
+    // A process of its own checks the file while this one holds its descriptor limit at 3 (0-2
+    // are always open: it can open none), then again with the limit back. The file never
+    // changed, so neither check may report a change; each check also says whether it could read.
+    const file = join(dir, "vcluster.yaml");
+    writeFileSync(file, "a: 1\n");
+    const module = fileURLToPath(
+      new URL("../../../../webhook/src/kube/controller/config-watch.js", import.meta.url),
+    );
+    const script = `
+      import { readFile } from "node:fs/promises";
+      import { createInterface } from "node:readline";
+      const { ConfigWatcher } = await import(${JSON.stringify(module)});
+      let changes = 0;
+      const w = new ConfigWatcher(${JSON.stringify(file)}, async () => void changes++, {
+        intervalMs: 600000,
+      });
+      await w.start();
+      console.log("ready");
+      for await (const line of createInterface({ input: process.stdin })) {
+        await w.check();
+        const read = await readFile(${JSON.stringify(file)}).then(() => "ok", (e) => e.code);
+        console.log(JSON.stringify({ changes, read }));
+      }
+      await w.close();
+    `;
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+      stdio: ["pipe", "pipe", "inherit"],
+    });
+    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+    const next = async (): Promise<string> => String((await lines.next()).value);
+    try {
+      assert.equal(await next(), "ready");
+      const limits = /^Max open files\s+(\S+)\s+(\S+)/m.exec(
+        readFileSync(`/proc/${child.pid}/limits`, "latin1"),
+      )!;
+      const prlimit = (nofile: string) =>
+        assert.equal(
+          spawnSync("prlimit", ["--pid", String(child.pid), `--nofile=${nofile}`]).status,
+          0,
+        );
+      prlimit(`3:${limits[2]}`);
+      child.stdin.write("check\n");
+      const starved = JSON.parse(await next()) as { changes: number; read: string };
+      prlimit(`${limits[1]}:${limits[2]}`);
+      child.stdin.write("check\n");
+      const back = JSON.parse(await next()) as { changes: number; read: string };
+      assert.deepEqual(starved, { changes: 0, read: "EMFILE" });
+      assert.deepEqual(back, { changes: 0, read: "ok" });
+    } finally {
+      child.stdin.end();
+      child.kill();
+    }
   });
 
   it("after close() nothing is reported", async () => {
