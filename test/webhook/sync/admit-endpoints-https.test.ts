@@ -9,7 +9,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Writable } from "node:stream";
-import fastJsonPatch from "fast-json-patch";
 import { parse as parseYaml } from "yaml";
 import { startServe, type StartedServe } from "../../../webhook/src/cli/serve-runtime.js";
 import type { ServeOptions } from "../../../webhook/src/cli/serve-options.js";
@@ -18,7 +17,7 @@ import { translateEndpointsToHost } from "../../../webhook/src/sync/translate-en
 import type { JsonObject } from "../../../webhook/src/patches/types.js";
 import { sharedCluster, type VgateCluster } from "../../support/cluster.js";
 import { repoRoot } from "../../support/fixtures.js";
-import { postJson } from "../../support/https-client.js";
+import { admit, patched, type AdmissionAnswer } from "./admission-answer.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
 import { servingCert } from "../../support/kube/pki.js";
 import type { KubeObject } from "../../support/kube/kube-client.js";
@@ -54,13 +53,6 @@ function endpointsReview(
       dryRun: false,
     },
   };
-}
-
-interface Response {
-  allowed: boolean;
-  patch?: string;
-  warnings?: string[];
-  status?: { code: number; message: string };
 }
 
 async function startWith(
@@ -100,20 +92,6 @@ async function startWith(
     serve: { ...serve, stop },
     url: `https://127.0.0.1:${serve.server.port}/mutate/endpoints`,
   };
-}
-
-async function admit(url: string, body: Json): Promise<Response> {
-  const res = await postJson(url, body);
-  assert.equal(res.status, 200, res.text);
-  const r = res.json<{ response: Response & { uid: string } }>().response;
-  assert.equal(r.uid, (body.request as Json).uid);
-  return r;
-}
-
-function patched(original: Json, r: Response): Json {
-  if (!r.patch) return original;
-  const ops = JSON.parse(Buffer.from(r.patch, "base64").toString("utf8"));
-  return fastJsonPatch.applyPatch(structuredClone(original), ops).newDocument as Json;
 }
 
 const EXAMPLE = readFileSync(resolve(repoRoot, "webhook/examples/vcluster.yaml"), "utf8");
@@ -579,7 +557,7 @@ describe("POST /mutate/endpoints over HTTPS", function () {
       it("patches a copy in a namespace labelled for the vCluster; leaves forged bookkeeping elsewhere untouched", async () => {
         const url = started!.url;
         // The namespace cache syncs shortly after start: until then such a write is refused (503).
-        let owned: Response | undefined;
+        let owned: AdmissionAnswer | undefined;
         const deadline = Date.now() + 30_000;
         while (
           (owned = await admit(url, endpointsReview("CREATE", copyIn(ns.owned)))).status?.code ===

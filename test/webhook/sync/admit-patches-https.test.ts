@@ -7,14 +7,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import fastJsonPatch from "fast-json-patch";
 import { parse as parseYaml } from "yaml";
 import { startServe, type StartedServe } from "../../../webhook/src/cli/serve-runtime.js";
 import type { JsonObject } from "../../../webhook/src/patches/types.js";
 import { createLogger } from "../../../webhook/src/server/logger.js";
 import { translateEndpointsToHost } from "../../../webhook/src/sync/translate-endpoints.js";
 import { repoRoot } from "../../support/fixtures.js";
-import { postJson } from "../../support/https-client.js";
+import { admit, patched } from "./admission-answer.js";
 import {
   CASES,
   VC,
@@ -28,27 +27,6 @@ import {
 import { startPatchesServer, type PatchesServer } from "./patches-server.js";
 
 type Json = Record<string, unknown>;
-
-interface Response {
-  allowed: boolean;
-  patch?: string;
-  warnings?: string[];
-  status?: { code: number; message: string };
-}
-
-async function admit(url: string, body: Json): Promise<Response> {
-  const res = await postJson(url, body);
-  assert.equal(res.status, 200, res.text);
-  const r = res.json<{ response: Response & { uid: string } }>().response;
-  assert.equal(r.uid, (body.request as Json).uid);
-  return r;
-}
-
-function patched(original: Json, r: Response): Json {
-  if (!r.patch) return original;
-  const ops = JSON.parse(Buffer.from(r.patch, "base64").toString("utf8"));
-  return fastJsonPatch.applyPatch(structuredClone(original), ops).newDocument as Json;
-}
 
 const annotations = (o: Json): Record<string, string> =>
   (o.metadata as { annotations: Record<string, string> }).annotations;
