@@ -5,11 +5,11 @@
 // Service's ClusterIP: every answer must be the target's. kube-proxy routes from EndpointSlices,
 // which vCluster's EndpointSlice syncer and the host's mirroring controller both write
 // (docs/reference.md#endpointslices-and-patched-endpoints): no slice may ever carry the decoy's
-// address, and once the Service is up the slices must see no more writes.
+// address, and the slices' writes must stop.
 
 import assert from "node:assert/strict";
 import type { KubeObject } from "../support/kube/kube-client.js";
-import { untilValue } from "../support/until.js";
+import { until, untilValue } from "../support/until.js";
 import { nodeImages } from "../support/node/cluster-tier.js";
 import { startNodeRig, type NodeRig } from "../support/node/node-rig.js";
 import { installVgate } from "../support/node/vgate-install.js";
@@ -30,6 +30,8 @@ import { startVCluster, type VClusterRig } from "../support/vcluster/vcluster-ri
 import { writeLog, type WriteLog } from "../support/vcluster/write-log.js";
 
 const REQUESTS = 40;
+const QUIET_MS = 15_000;
+const SETTLE_MS = 180_000;
 
 type Pod = KubeObject & { status?: { phase?: string; podIP?: string } };
 
@@ -199,8 +201,20 @@ function httpdPod(name: string, body: string, image: string): Pod {
       assert.deepEqual([...new Set(direct)], ["unpatched"]);
     });
 
-    it("no host EndpointSlice ever carried the decoy's address, and the slices are quiet", async () => {
+    it("no host EndpointSlice ever carried the decoy's address, and the slices fall quiet", async () => {
       const web = (name: string) => name.startsWith("web-");
+      // The create race of the two writers (reference.md: 1 to 8 cycles) may still run after the
+      // Service first answered, as both writers' slices carry the target. What must hold is that
+      // the writes stop, where disagreeing writers would go on for ever (about 40 a second).
+      const answered = Date.now();
+      await until(
+        () => {
+          const last = slices.since(0, web).at(-1);
+          return last !== undefined && Date.now() - last.at >= QUIET_MS;
+        },
+        `${QUIET_MS / 1000} s without a write of web's host slices`,
+        SETTLE_MS,
+      );
       const written = slices.since(0, web);
       assert.ok(written.length > 0, "the slices of web were watched from before they existed");
       const carried = written.filter((w) =>
@@ -211,18 +225,18 @@ function httpdPod(name: string, body: string, image: string): Pod {
         [],
         "writes of a slice with the decoy's address",
       );
-      const start = Date.now();
-      await new Promise((r) => setTimeout(r, 15_000));
-      assert.deepEqual(
-        slices.since(start, web).map((w) => `${w.type} ${w.name} ${w.resourceVersion}`),
-        [],
-        "writes of web's slices in 15 s after it answered",
-      );
+      const late = slices.since(answered, web).length;
       const now = await hostSlices(rig, vc, "default", "web");
       assert.equal(now.length, 1, "one host slice for web");
       const meta = now[0]!.metadata;
+      // Only vCluster's copy ends the race: when the controller deletes it, vCluster makes another.
+      assert.equal(
+        meta.annotations?.["vcluster.loft.sh/object-kind"],
+        "discovery.k8s.io/v1, Kind=EndpointSlice",
+        "the slice kept is vCluster's copy",
+      );
       console.log(
-        `      host slice ${meta.name}: ${written.length} writes until settled (creates ${written.filter((w) => w.type === "ADDED").length}, deletes ${written.filter((w) => w.type === "DELETED").length}); managed-by ${meta.labels?.["endpointslice.kubernetes.io/managed-by"]}, bookkeeping kind ${meta.annotations?.["vcluster.loft.sh/object-kind"]}`,
+        `      host slice ${meta.name}: ${written.length} writes until settled (creates ${written.filter((w) => w.type === "ADDED").length}, deletes ${written.filter((w) => w.type === "DELETED").length}, ${late} after the traffic was checked); managed-by ${meta.labels?.["endpointslice.kubernetes.io/managed-by"]}, bookkeeping kind ${meta.annotations?.["vcluster.loft.sh/object-kind"]}`,
       );
     });
   },
