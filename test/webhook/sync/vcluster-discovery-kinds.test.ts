@@ -241,6 +241,48 @@ function discoveryServe(kubeconfig: string): Promise<StartedServe> {
       assert.equal((await answer(ENDPOINTS, inB as Json)).patch, undefined);
     });
 
+    it("multi-namespace mode: a namespace labelled for the vCluster gets its patches, if its config maps namespaces", async () => {
+      const nsM = `disck-m-${suffix}`;
+      const nsX = `disck-x-${suffix}`;
+      const labelled = (name: string, vc: string, home: string): Json => ({
+        ...namespaceObject(name),
+        metadata: {
+          name,
+          labels: {
+            "vcluster.loft.sh/vcluster-name": vc,
+            "vcluster.loft.sh/vcluster-namespace": home,
+          },
+        },
+      });
+      const multi =
+        "sync:\n  toHost:\n    namespaces:\n      enabled: true\n      mappings:\n        byName:\n" +
+        '          "team-*": "host-team-*"\n' +
+        vclusterYaml({ configMaps: [prefixData("mn:")] }).replace(/^sync:\n {2}toHost:\n/, "");
+      await cluster.admin.create(configSecret(nsA, "mn", multi) as never);
+      // One namespace labelled for "mn" of A (mapped), one for "vc" of B (whose config maps none).
+      await cluster.admin.apply(labelled(nsM, "mn", nsA) as never);
+      await cluster.admin.apply(labelled(nsX, "vc", nsB) as never);
+      try {
+        const cm = hostCopy(CONFIG_MAPS, { name: "mn", namespace: nsA }, nsM);
+        const out = await untilValue(
+          "vc-config-mn and the namespace labels are loaded",
+          async () => endpointOf(patched(cm, await answer(CONFIG_MAPS, cm))),
+          (v) => v === "mn:db.team-a.svc",
+          30_000,
+        );
+        assert.equal(out, "mn:db.team-a.svc");
+        const other = hostCopy(CONFIG_MAPS, { name: "vc", namespace: nsB }, nsX);
+        const r = await answer(CONFIG_MAPS, other);
+        assert.equal(r.patch, undefined);
+        assert.match(
+          r.warnings?.[0] ?? "",
+          /no config Secret vc-config-vc .* in namespace disck-x-/,
+        );
+      } finally {
+        for (const ns of [nsM, nsX]) await cluster.admin.delete(namespaceObject(ns) as never);
+      }
+    });
+
     it("refuses a cluster-scoped kind with 400: this mode patches namespaced kinds only", async () => {
       const c = { kind: toHostKind("priorityClasses"), apiVersion: "scheduling.k8s.io/v1" };
       const r = await admit(
