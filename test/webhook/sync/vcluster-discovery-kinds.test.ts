@@ -4,6 +4,7 @@
 // another's (two vClusters named alike in two namespaces), a kind a vCluster does not patch
 // untouched, an unknown vCluster untouched with a warning, 503 before the configs are loaded, a
 // changed config's new patches, and failures counted by kind (docs/decisions.md KND-30..KND-34).
+// Last, the discover-vclusters Component's own webhook, called by that kube-apiserver.
 
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
@@ -13,6 +14,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Writable } from "node:stream";
 import { parse as parseYaml, stringify } from "yaml";
+import { servingCert } from "../../support/kube/pki.js";
+import type { KubeObject } from "../../support/kube/kube-client.js";
 import { startServe, type StartedServe } from "../../../webhook/src/cli/serve-runtime.js";
 import type { JsonObject, PatchSpec } from "../../../webhook/src/patches/types.js";
 import { createLogger } from "../../../webhook/src/server/logger.js";
@@ -83,9 +86,13 @@ const namespaceObject = (name: string): Json => ({
 
 const quiet = () => createLogger("silent", new Writable({ write: (_c, _e, cb) => cb() }));
 
-function discoveryServe(kubeconfig: string): Promise<StartedServe> {
+function discoveryServe(
+  kubeconfig: string,
+  tls: { tlsCertFile: string; tlsKeyFile: string } | object = {},
+): Promise<StartedServe> {
   return startServe(
     {
+      ...tls,
       port: 0,
       bindAddress: "127.0.0.1",
       groupDomain: "loft.sh",
@@ -419,6 +426,114 @@ function discoveryServe(kubeconfig: string): Promise<StartedServe> {
       const free = await admit(url, review(CONFIG_MAPS, "CREATE", plain));
       assert.equal(free.allowed, true);
       assert.equal(free.patch, undefined);
+    });
+  },
+);
+
+(HAVE_KUBE ? describe : describe.skip)(
+  `the discover-vclusters webhook called by kube-apiserver${KUBE_SKIP_REASON}`,
+  function () {
+    this.timeout(120_000);
+    const suffix = randomBytes(3).toString("hex");
+    const ns1 = `disck-p1-${suffix}`;
+    const ns2 = `disck-p2-${suffix}`;
+    let cluster: VgateCluster;
+    let dir: string;
+    let serve: StartedServe | undefined;
+    let webhook: KubeObject | undefined;
+
+    /** Creates `c`'s copy by vCluster "vc" of `ns` through kube-apiserver; what it stored. */
+    async function create(c: KindCase, ns: string): Promise<Json> {
+      const res = await cluster.admin.request<Json>(
+        "POST",
+        `/api/v1/namespaces/${ns}/${c.kind.resource}`,
+        hostCopy(c, { name: "vc", namespace: ns }),
+      );
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      return res.body;
+    }
+
+    before(async () => {
+      cluster = await sharedCluster();
+      for (const ns of [ns1, ns2]) {
+        await cluster.admin.apply(namespaceObject(ns) as never);
+        // The Pod admission of a cluster without controller-manager needs the ServiceAccount.
+        await cluster.admin.apply({
+          apiVersion: "v1",
+          kind: "ServiceAccount",
+          metadata: { name: "default", namespace: ns },
+        });
+      }
+      // Two vClusters named "vc": 1 patches Pods, 2 ConfigMaps only.
+      await cluster.admin.create(
+        configSecret(ns1, "vc", vclusterYaml({ pods: [prefixImage("mirror-1/")] })) as never,
+      );
+      await cluster.admin.create(
+        configSecret(ns2, "vc", vclusterYaml({ configMaps: [prefixData("2:")] })) as never,
+      );
+      dir = mkdtempSync(join(tmpdir(), "vgate-disck-"));
+      const tls = await servingCert(cluster.plane.ca, ["localhost"]);
+      writeFileSync(join(dir, "tls.crt"), tls.cert);
+      writeFileSync(join(dir, "tls.key"), tls.key, { mode: 0o600 });
+      serve = await discoveryServe(cluster.kubeconfigPath, {
+        tlsCertFile: join(dir, "tls.crt"),
+        tlsKeyFile: join(dir, "tls.key"),
+      });
+      // The Component's own webhook, pointed at this vgate and confined to this test's namespaces
+      // (the cluster is shared).
+      const patch = parseYaml(
+        readFileSync(
+          resolve(repoRoot, "manifests/overlays/discover-vclusters/webhook.yaml"),
+          "utf8",
+        ),
+      ) as { value: Json }[];
+      const hook = structuredClone(patch[0]!.value);
+      hook.name = `vclusters-${suffix}.vgate.example.com`;
+      const { path } = (hook.clientConfig as { service: { path: string } }).service;
+      hook.clientConfig = {
+        url: `https://localhost:${serve.server.port}${path}`,
+        caBundle: Buffer.from(cluster.caPem).toString("base64"),
+      };
+      hook.namespaceSelector = {
+        matchExpressions: [
+          { key: "kubernetes.io/metadata.name", operator: "In", values: [ns1, ns2] },
+        ],
+      };
+      webhook = {
+        apiVersion: "admissionregistration.k8s.io/v1",
+        kind: "MutatingWebhookConfiguration",
+        metadata: { name: `vgate-discover-${suffix}` },
+        webhooks: [hook],
+      };
+      await cluster.admin.create(webhook);
+      // kube-apiserver picks the configuration up a moment after it is written, and vgate
+      // answers 503 until the config Secrets are loaded (KND-24).
+      await untilValue(
+        "kube-apiserver calls vgate, which has the configs",
+        async () => {
+          const res = await cluster.admin.request<Json>(
+            "POST",
+            `/api/v1/namespaces/${ns2}/configmaps?dryRun=All`,
+            hostCopy(CONFIG_MAPS, { name: "vc", namespace: ns2 }),
+          );
+          return res.status === 201 ? CONFIG_MAPS.field(res.body) : res.status;
+        },
+        (v) => v === "2:db.team-a.svc",
+        60_000,
+      );
+    });
+    after(async () => {
+      if (webhook) await cluster?.admin.delete(webhook);
+      await serve?.stop();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+      for (const ns of [ns1, ns2]) await cluster?.admin.delete(namespaceObject(ns) as never);
+    });
+
+    it("stores each vCluster's patches for the kind, and nothing of the other's", async () => {
+      assert.equal(PODS.field(await create(PODS, ns1)), "mirror-1/nginx:1.27");
+      assert.equal(PODS.field(await create(PODS, ns2)), "nginx:1.27", "2 patches no Pods");
+      assert.equal(CONFIG_MAPS.field(await create(CONFIG_MAPS, ns1)), "db.team-a.svc");
+      assert.equal(CONFIG_MAPS.field(await create(CONFIG_MAPS, ns2)), "2:db.team-a.svc");
     });
   },
 );
