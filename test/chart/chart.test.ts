@@ -649,6 +649,10 @@ const CASES: Case[] = [
         at: /at '\/serviceMonitor\/interval': 'often' does not match pattern/,
       },
       { set: ["--set", "image.tag=a b"], at: /at '\/image\/tag': 'a b' does not match pattern/ },
+      {
+        set: ["--set", "discoverVClusters.kinds={Pods}"],
+        at: /at '\/discoverVClusters\/kinds\/0': 'Pods' does not match pattern/,
+      },
     ];
     it("patches: refuses to render with endpoints too, a cluster-scoped kind, or no kind", async () => {
       const cases: [string, string, RegExp][] = [
@@ -682,6 +686,39 @@ const CASES: Case[] = [
         ]);
         assert.notEqual(out.code, 0, set);
         assert.match(out.stderr, error);
+      }
+    });
+
+    it("discoverVClusters: its kinds are the webhook's rules; a cluster-scoped kind does not render", async () => {
+      const objects = await template([
+        "--set",
+        "discoverVClusters.enabled=true,discoverVClusters.kinds={pods,widgets.example.com}",
+      ]);
+      const config = objects.find((o) => o.kind === "MutatingWebhookConfiguration")!;
+      const hook = (config.webhooks as Json[]).find((w) =>
+        String(w.name).startsWith("mutate.vclusters."),
+      )!;
+      assert.equal(obj(obj(hook.clientConfig).service).path, "/mutate/patches");
+      assert.deepEqual(
+        (hook.rules as Json[]).map((r) => [r.apiGroups, r.resources, r.apiVersions, r.scope]),
+        [
+          [[""], ["pods"], ["*"], "Namespaced"],
+          [["example.com"], ["widgets"], ["*"], "Namespaced"],
+        ],
+      );
+      for (const kind of ["persistentvolumes", "priorityclasses.scheduling.k8s.io"]) {
+        const out = await inRepo([
+          "template",
+          "vgate",
+          CHART,
+          "--set",
+          `discoverVClusters.enabled=true,discoverVClusters.kinds={services,${kind}}`,
+        ]);
+        assert.notEqual(out.code, 0, kind);
+        assert.match(
+          out.stderr,
+          new RegExp(`discoverVClusters\\.kinds: ${kind} is cluster-scoped`),
+        );
       }
     });
 

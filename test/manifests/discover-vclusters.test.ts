@@ -1,6 +1,7 @@
 // manifests/overlays/discover-vclusters, rendered by the real `kubectl kustomize` with the base and
-// the cert-manager Component: vgate's flags parse to --discover-vclusters, the webhook reaches only
-// objects a vCluster manages, and its ClusterRole, applied to the test rig's real kube-apiserver,
+// the cert-manager Component: vgate's flags parse to --discover-vclusters, the webhook sends
+// /mutate/patches only objects a vCluster manages, of namespaced sync.toHost kinds (kube-apiserver
+// accepts it, dry run), and its ClusterRole, applied to the test rig's real kube-apiserver,
 // lets vgate's service account read Secrets and write Events and nothing more (the API server's
 // own SubjectAccessReview answers).
 
@@ -12,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { parseServeArgs } from "../../webhook/src/cli/serve-options.js";
+import { PATCH_KINDS } from "../../webhook/src/config/patch-kinds.js";
 import { sharedCluster, type VgateCluster } from "../support/cluster.js";
 import { repoRoot } from "../support/fixtures.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
@@ -75,16 +77,28 @@ function kustomize(dir: string): Promise<string> {
       assert.equal(opts.discovery.selfNamespace, "vgate-system");
     });
 
-    it("registers the webhook for objects some vCluster manages only, never kube-system or vgate's own", () => {
+    const hook = (): Json => {
       const config = find("MutatingWebhookConfiguration", "vgate-ownedaccesskeys");
-      const hook = (config.webhooks as Json[]).find((w) =>
+      const found = (config.webhooks as Json[]).find((w) =>
         String(w.name).startsWith("mutate.vclusters."),
-      )!;
-      assert.ok(hook, "the webhook is there");
-      assert.deepEqual(hook.objectSelector, {
+      );
+      assert.ok(found, "the webhook is there");
+      return found;
+    };
+
+    it("registers /mutate/patches for objects some vCluster manages only, never kube-system or vgate's own", () => {
+      const h = hook();
+      assert.deepEqual(h.objectSelector, {
         matchExpressions: [{ key: "vcluster.loft.sh/managed-by", operator: "Exists" }],
       });
-      assert.deepEqual(hook.namespaceSelector, {
+      assert.deepEqual(h.matchConditions, [
+        {
+          name: "vcluster-copy",
+          expression:
+            "has(object.metadata.annotations) && 'vcluster.loft.sh/object-name' in object.metadata.annotations",
+        },
+      ]);
+      assert.deepEqual(h.namespaceSelector, {
         matchExpressions: [
           {
             key: "kubernetes.io/metadata.name",
@@ -93,8 +107,33 @@ function kustomize(dir: string): Promise<string> {
           },
         ],
       });
-      assert.equal(hook.failurePolicy, "Fail");
-      assert.equal((hook.clientConfig as { service: Json }).service.path, "/mutate/endpoints");
+      assert.equal(h.failurePolicy, "Fail");
+      assert.equal((h.clientConfig as { service: Json }).service.path, "/mutate/patches");
+    });
+
+    it("registers namespaced sync.toHost kinds only: by default vCluster's default ones less Secrets", () => {
+      const rules = hook().rules as Json[];
+      const names = rules.map((r) => {
+        assert.deepEqual(r.operations, ["CREATE", "UPDATE"]);
+        assert.deepEqual(r.apiVersions, ["*"]);
+        assert.equal(r.scope, "Namespaced");
+        const [group] = r.apiGroups as string[];
+        const [resource] = r.resources as string[];
+        const kind = PATCH_KINDS.find(
+          (k) => k.section === "toHost" && k.group === group && k.resource === resource,
+        );
+        assert.ok(kind, `${resource}.${group} is a sync.toHost kind`);
+        assert.equal(kind.namespaced, true, `${resource} is namespaced`);
+        return group === "" ? resource : `${resource}.${group}`;
+      });
+      assert.deepEqual(names, [
+        "endpoints",
+        "endpointslices.discovery.k8s.io",
+        "pods",
+        "services",
+        "configmaps",
+        "persistentvolumeclaims",
+      ]);
     });
 
     (HAVE_KUBE ? describe : describe.skip)(
@@ -137,6 +176,20 @@ function kustomize(dir: string): Promise<string> {
           assert.equal(res.status, 201);
           return res.body.status.allowed;
         }
+
+        it("the webhook configuration is one kube-apiserver accepts (its CEL compiles)", async () => {
+          const config = structuredClone(
+            find("MutatingWebhookConfiguration", "vgate-ownedaccesskeys"),
+          );
+          (config.metadata as Json).name = `vgate-discover-${suffix}`;
+          config.webhooks = [hook()];
+          const res = await cluster.admin.request<Json>(
+            "POST",
+            "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations?dryRun=All",
+            config,
+          );
+          assert.equal(res.status, 201, JSON.stringify(res.body));
+        });
 
         it("reads Secrets in any namespace and writes Events; nothing else", async () => {
           for (const verb of ["get", "list", "watch"]) {

@@ -115,3 +115,24 @@ The cluster-scoped kinds are not registered here (docs/decisions.md KND-16).
   scope: Namespaced
 {{- end }}
 {{- end }}
+
+{{/*
+The webhook rules of /mutate/patches with --discover-vclusters: one per kind of
+discoverVClusters.kinds (`<resource>` or `<resource>.<group>`), in its order. The cluster-scoped
+kinds vCluster patches are refused (docs/decisions.md KND-32); `scope: Namespaced` keeps any other
+cluster-scoped resource away.
+*/}}
+{{- define "vgate.discoverRules" -}}
+{{- $clusterScoped := list "persistentvolumes" "volumesnapshotcontents.snapshot.storage.k8s.io" "storageclasses.storage.k8s.io" "priorityclasses.scheduling.k8s.io" "namespaces" -}}
+{{- range $name := .Values.discoverVClusters.kinds }}
+{{- if has $name $clusterScoped }}
+{{- fail (printf "discoverVClusters.kinds: %s is cluster-scoped: --discover-vclusters patches namespaced kinds only (docs/decisions.md KND-32)" $name) }}
+{{- end }}
+{{- $parts := splitn "." 2 $name }}
+- apiGroups: [{{ default "" $parts._1 | quote }}]
+  apiVersions: ["*"]
+  resources: [{{ $parts._0 | quote }}]
+  operations: ["CREATE", "UPDATE"]
+  scope: Namespaced
+{{- end }}
+{{- end }}

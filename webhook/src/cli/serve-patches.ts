@@ -1,15 +1,16 @@
-// /mutate/patches for `vgate serve --config`: the sync.toHost kinds of the loaded config, each with
-// its own patches in the sandbox, and their failures counted in vgate_sync_patch_failures_total.
+// /mutate/patches for `vgate serve --config` (and, per discovered vCluster, --discover-vclusters):
+// the sync.toHost kinds of the loaded config, each with its own patches in the sandbox, and their
+// failures counted in vgate_sync_patch_failures_total.
 // Kept apart from serve-runtime.ts so that tests assemble the same admission from a LoadedVCluster
 // they build themselves.
 
 import type { LoadedVCluster } from "../config/loaded-vcluster.js";
 import type { Metrics } from "../server/metrics.js";
 import { kindLabel, type PatchesAdmission, type ServedKind } from "../sync/admit-patches.js";
-import type { StartedPatchRunner } from "../sync/patch-runner.js";
+import type { VClusterRunner } from "../sync/patch-runner.js";
 
 /** The kinds /mutate/patches serves: sync.fromHost kinds' objects are written in the virtual cluster. */
-export function servedKinds(loaded: LoadedVCluster, runner: StartedPatchRunner): ServedKind[] {
+export function servedKinds(loaded: LoadedVCluster, runner: VClusterRunner): ServedKind[] {
   const kinds: ServedKind[] = [];
   for (const set of loaded.patchSets) {
     const run = runner.runFor(set.kind);
@@ -20,19 +21,30 @@ export function servedKinds(loaded: LoadedVCluster, runner: StartedPatchRunner):
   return kinds;
 }
 
+/**
+ * The metric's `patch` label: the patch index, `none` when no one patch is to blame, and `<max>+`
+ * for every index from `maxIndex` on, so that a config vgate does not control (a tenant's, with
+ * --discover-vclusters) cannot make a series per patch (docs/decisions.md KND-33).
+ */
+export function patchLabel(index: number | undefined, maxIndex = Infinity): string {
+  if (index === undefined) return "none";
+  return index < maxIndex ? String(index) : `${maxIndex}+`;
+}
+
 export function patchesAdmission(
   loaded: LoadedVCluster,
-  runner: StartedPatchRunner,
+  runner: VClusterRunner,
   metrics: Pick<Metrics, "patchFailures">,
-  opts: Pick<PatchesAdmission, "side" | "onPatchError" | "owner" | "endpoints">,
+  opts: Pick<PatchesAdmission, "side" | "onPatchError" | "owner" | "endpoints"> & {
+    /** Indexes from this one on share one `patch` label (patchLabel). */
+    maxPatchLabel?: number;
+  },
 ): PatchesAdmission {
+  const { maxPatchLabel, ...admission } = opts;
   return {
-    ...opts,
+    ...admission,
     kinds: servedKinds(loaded, runner),
     onPatchFailure: (kind, index) =>
-      metrics.patchFailures.inc({
-        kind: kindLabel(kind),
-        patch: index === undefined ? "none" : String(index),
-      }),
+      metrics.patchFailures.inc({ kind: kindLabel(kind), patch: patchLabel(index, maxPatchLabel) }),
   };
 }

@@ -338,14 +338,14 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
   });
   const authOpts = opts.auth ?? DEFAULT_AUTH_OPTIONS;
   const roles = await loadRoles(authOpts, opts.groupDomain);
+  const metrics = createMetrics();
   let discovery: StartedDiscovery | undefined;
   if (opts.discovery) {
     const { startDiscovery } = await import("./serve-discovery.js");
-    const started = await startDiscovery(opts.discovery, kc, logger);
+    const started = await startDiscovery(opts.discovery, kc, logger, metrics);
     undo.push(() => started.close());
     discovery = started;
   }
-  const metrics = createMetrics();
   const endpoints = opts.endpoints
     ? await startEndpoints(opts.endpoints, logger, metrics, undo)
     : undefined;
@@ -406,7 +406,9 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
             "/mutate/patches/virtual": endpoints.admitPatchesVirtual,
           }
         : {}),
-      ...(discovery ? { "/mutate/endpoints": discovery.admit } : {}),
+      ...(discovery
+        ? { "/mutate/endpoints": discovery.admit, "/mutate/patches": discovery.admitPatches }
+        : {}),
     },
     reviews: auth.reviews,
     ready: opts.dev ? undefined : () => readiness(api, auth, discovery),

@@ -24,11 +24,13 @@ Routes:
   GET  /healthz                    liveness
   GET  /readyz                     ready when TLS is loaded and the API server answered discovery
   GET  /metrics                    Prometheus metrics
-  POST /mutate/endpoints           with --config: applies sync.toHost.endpoints patches to Endpoints
-                                   and the EndpointSlices vCluster syncs (--side)
+  POST /mutate/endpoints           with --config or --discover-vclusters: applies sync.toHost.endpoints
+                                   patches to Endpoints and the EndpointSlices vCluster syncs (--side)
   POST /mutate/endpoints/virtual   with --config: the virtual cluster's webhook (reverseExpressions)
   POST /mutate/patches             with --config: applies the sync.toHost patches of every kind the
-                                   config patches, by the request's resource (--side)
+                                   config patches, by the request's resource (--side); with
+                                   --discover-vclusters: every namespaced sync.toHost kind, each
+                                   object with its own vCluster's patches for its kind
   POST /mutate/patches/virtual     with --config: the virtual cluster's webhook for every kind
 
 Usage:
@@ -85,17 +87,19 @@ Endpoint-sync patches (POST /mutate/endpoints, enabled by --config):
       --patch-workers int             Sandbox processes running expressions at once (default: the number of
                                       CPUs; one more waits as a warm spare)
 
-Every vCluster on the host (POST /mutate/endpoints, host side):
+Every vCluster on the host (POST /mutate/patches and /mutate/endpoints, host side):
       --discover-vclusters            Read each vCluster's vcluster.yaml from the Secret vc-config-<name>
                                       (key config.yaml, label app=vcluster) that vCluster's chart writes in
-                                      its namespace, follow changes, and patch each host object with the
-                                      patches of the vCluster its vcluster.loft.sh/managed-by label and
-                                      namespace name, never another's. A bad config keeps the last good
-                                      one, with a Warning Event on the Secret. Not with --config.
+                                      its namespace, follow changes, and patch each host object, of any
+                                      namespaced sync.toHost kind, with the patches for its kind of the
+                                      vCluster its vcluster.loft.sh/managed-by label and namespace name,
+                                      never another's; a kind that config does not patch passes
+                                      untouched. A bad config keeps the last good one, with a Warning
+                                      Event on the Secret. Not with --config.
                                       RBAC: get, list, watch on secrets in all namespaces (Kubernetes
                                       RBAC cannot limit list/watch to a label; vgate keeps only
                                       config.yaml of Secrets labelled app=vcluster), and create, patch
-                                      on events (manifests/components/discover-vclusters)
+                                      on events (manifests/overlays/discover-vclusters)
 
 Operations:
       --shutdown-delay duration       After SIGTERM, /readyz fails at once but connections are still accepted

@@ -178,6 +178,16 @@ function toEndpoints(
   return slices && served === undefined && deps.kinds.some((k) => k.kind.key === "endpoints");
 }
 
+/**
+ * Whether `deps` has patches for the request's resource: its own set, or for an EndpointSlice the
+ * Endpoints' (EPS-28). With --discover-vclusters a kind one vCluster does not patch is admitted
+ * untouched, where --config refuses it as a misconfiguration (docs/decisions.md KND-31).
+ */
+export function patchesResource(req: AdmissionRequest, deps: PatchesAdmission): boolean {
+  const served = find(req, deps);
+  return served !== undefined || toEndpoints(req, served, deps);
+}
+
 export async function admitPatches(
   req: AdmissionRequest,
   deps: PatchesAdmission,
