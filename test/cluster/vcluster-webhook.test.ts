@@ -9,7 +9,6 @@
 // made without it, for the figures: host writes per virtual change with and without vgate.
 
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
 import type { KubeTestClient } from "../support/kube/kube-client.js";
 import { untilValue } from "../support/until.js";
 import { nodeImages } from "../support/node/cluster-tier.js";
@@ -30,6 +29,7 @@ import {
   vclusterParts,
 } from "../support/vcluster/vcluster-tier.js";
 import { startVCluster, type VClusterRig } from "../support/vcluster/vcluster-rig.js";
+import { hostNameShort } from "../support/vcluster/host-name-short.js";
 import { installVirtualWebhook } from "../support/vcluster/virtual-webhook.js";
 import { writeLog, type WriteLog } from "../support/vcluster/write-log.js";
 
@@ -55,18 +55,6 @@ const CONFIG = `sync:
         - path: metadata.labels
           labels: {}
 `;
-
-/**
- * A reference's host name in single-namespace mode, computed here from the formula of
- * docs/decisions.md EPS-1 (vCluster's HostNameShort), not with vgate's code.
- */
-function hostNameShort(name: string, namespace: string, vcluster: string): string {
-  const digest = createHash("sha256").update(`${name}-x-${namespace}-x-${vcluster}`).digest();
-  let zeros = 0;
-  while (zeros < digest.length && digest[zeros] === 0) zeros++;
-  const base36 = BigInt(`0x${digest.toString("hex")}`).toString(36);
-  return `v${`${"0".repeat(zeros)}${base36}`.slice(0, 13)}`;
-}
 
 async function mergePatch(
   client: KubeTestClient,

@@ -9,9 +9,10 @@
 
 import { execFile } from "node:child_process";
 import { request as httpsRequest } from "node:https";
-import { cpSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { delimiter, join, resolve } from "node:path";
 import { promisify } from "node:util";
+import { parse, stringify } from "yaml";
 import { docBlock } from "../readme-blocks.js";
 import { apiserverWiring, manifestTokenCacheTtl } from "../cluster.js";
 import { repoRoot } from "../fixtures.js";
@@ -93,14 +94,68 @@ const CERTIFICATES_LINES = [
 
 /** An install block with the endpoints component added after the certificate one. */
 export function withEndpointsComponent(block: string): string {
+  return withComponent(block, "endpoints");
+}
+
+/** An install block with `manifests/overlays/<name>` added after the certificate component. */
+export function withComponent(block: string, name: "endpoints" | "patches"): string {
   const lines = block.split("\n");
   const at = lines.findIndex((l) => CERTIFICATES_LINES.includes(l));
   if (at < 0)
     throw new Error(
       `the install block has no line ${CERTIFICATES_LINES.map((l) => JSON.stringify(l)).join(" or ")}`,
     );
-  lines.splice(at + 1, 0, "  - ../manifests/overlays/endpoints");
+  lines.splice(at + 1, 0, `  - ../manifests/overlays/${name}`);
   return lines.join("\n");
+}
+
+/**
+ * The webhook for every kind, as manifests/README.md says to add it: the `patches` component in
+ * the kustomization, with vcluster.env, vcluster.yaml and the rules of patches-webhook.yaml (and of
+ * virtual-cluster.yaml, for installVirtualWebhook) edited to the kinds the config patches.
+ */
+export interface PatchesComponent extends EndpointsComponent {
+  /** The kinds the config has sync.toHost patches for; `status` where vCluster copies it back. */
+  kinds: readonly { group: string; resource: string; status?: boolean }[];
+}
+
+type JsonPatchOp = { op: string; path: string; value: { rules?: unknown } };
+
+/** The component's files edited as manifests/README.md says, in the user's copy of manifests/. */
+function editPatchesComponent(workDir: string, c: PatchesComponent): void {
+  const dir = join(workDir, "manifests/overlays/patches");
+  writeFileSync(
+    join(dir, "vcluster.env"),
+    `vcluster-name=${c.vclusterName}\nvcluster-namespace=${c.vclusterNamespace}\n`,
+  );
+  writeFileSync(join(dir, "vcluster.yaml"), c.config);
+  const hookFile = join(dir, "patches-webhook.yaml");
+  const ops = parse(readFileSync(hookFile, "utf8")) as JsonPatchOp[];
+  const hook = ops.find((o) => o.path === "/webhooks/-");
+  if (!hook) throw new Error(`${hookFile} adds no webhook`);
+  hook.value.rules = c.kinds.map((k) => ({
+    apiGroups: [k.group],
+    apiVersions: ["*"],
+    resources: [k.resource],
+    operations: ["CREATE", "UPDATE"],
+    scope: "Namespaced",
+  }));
+  writeFileSync(hookFile, stringify(ops));
+  // virtual-cluster.yaml: the same kinds, updates only, with <resource>/status where it comes back.
+  const virtualFile = join(dir, "virtual-cluster.yaml");
+  const docs = readFileSync(virtualFile, "utf8").split(/^---$/m);
+  const at = docs.findIndex((d) => /^kind: MutatingWebhookConfiguration$/m.test(d));
+  const config = parse(docs[at] ?? "") as { webhooks: { rules: unknown }[] } | null;
+  if (!config?.webhooks[0]) throw new Error(`${virtualFile} has no webhook configuration`);
+  config.webhooks[0].rules = c.kinds.map((k) => ({
+    apiGroups: [k.group],
+    apiVersions: ["*"],
+    resources: k.status ? [k.resource, `${k.resource}/status`] : [k.resource],
+    operations: ["UPDATE"],
+    scope: "Namespaced",
+  }));
+  docs[at] = `\n${stringify(config)}`;
+  writeFileSync(virtualFile, docs.join("---"));
 }
 
 /**
@@ -132,11 +187,18 @@ export function userWorkDir(rig: NodeRig, copy: readonly string[] = []): string 
 export async function installVgate(
   rig: NodeRig,
   image: RigImage,
-  opts: { endpoints?: EndpointsComponent; certificates?: Certificates } = {},
+  opts: {
+    endpoints?: EndpointsComponent;
+    patches?: PatchesComponent;
+    certificates?: Certificates;
+  } = {},
 ): Promise<VgateInstall> {
+  if (opts.endpoints && opts.patches)
+    throw new Error("the endpoints and patches components are one or the other");
   await rig.loadImage(image);
-  // With the endpoints component, manifests/ is a copy the user's edits go into.
-  const workDir = userWorkDir(rig, opts.endpoints ? ["manifests"] : []);
+  // With the endpoints or patches component, manifests/ is a copy the user's edits go into.
+  const edits = opts.endpoints || opts.patches;
+  const workDir = userWorkDir(rig, edits ? ["manifests"] : []);
   let block = docBlock(
     opts.certificates === "cert-manager"
       ? CERT_MANAGER_INSTALL_FIRST_LINE
@@ -151,6 +213,10 @@ export async function installVgate(
     );
     writeFileSync(join(dir, "vcluster.yaml"), ep.config);
     block = withEndpointsComponent(block);
+  }
+  if (opts.patches) {
+    editPatchesComponent(workDir, opts.patches);
+    block = withComponent(block, "patches");
   }
   const env = userEnv(rig);
   const output = await bash(block, workDir, env, 600_000);

@@ -198,6 +198,34 @@ describe("POST /mutate/patches over HTTPS", function () {
       const r = await admit(server.virtualUrl, review(pod, "UPDATE", next, vpod));
       assert.equal(r.patch, undefined);
     });
+
+    // KND-40: a patch without a reverseExpression (the Secret's label `tier` here) drops the field
+    // host → virtual, but the webhook cannot tell a tenant's write from the syncer's: dropping it
+    // undid the tenant's own change (seen with vCluster's syncer, test/cluster/vcluster-kinds).
+    const secrets = CASES.find((k) => k.kind.key === "secrets")!;
+    const vsecret = (): Json => ({
+      ...structuredClone(secrets.virtual),
+      apiVersion: "v1",
+      kind: "Secret",
+    });
+    const tier = (o: Json) => (o.metadata as { labels: Record<string, string> }).labels.tier;
+
+    it("passes a tenant's change of a field whose patch has no reverseExpression", async () => {
+      const old = vsecret();
+      const next = structuredClone(old);
+      (next.metadata as { labels: Record<string, string> }).labels.tier = "cache";
+      const r = await admit(server.virtualUrl, review(secrets, "UPDATE", next, old));
+      assert.equal(tier(patched(next, r)), "cache");
+    });
+
+    it("keeps the virtual value of such a field when vgate's own patch comes back", async () => {
+      const old = vsecret();
+      const next = structuredClone(old);
+      // "secret-db" is what the label's expression made of "db" on the host.
+      (next.metadata as { labels: Record<string, string> }).labels.tier = "secret-db";
+      const r = await admit(server.virtualUrl, review(secrets, "UPDATE", next, old));
+      assert.equal(tier(patched(next, r)), "db");
+    });
   });
 
   describe("cluster-scoped kinds (KND-13)", () => {

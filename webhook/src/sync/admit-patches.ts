@@ -22,7 +22,7 @@ import { PatchError, type Json, type JsonObject } from "../patches/types.js";
 import { isObject } from "../shared/json.js";
 import { KubeError, newBadRequest, newServiceUnavailable } from "../shared/status.js";
 import { applyChangeSet, changeSet } from "./change-set.js";
-import { carriedFields, cancelLeafEchoes, pickPaths } from "./carried-fields.js";
+import { carriedFields, cancelLeafEchoes, keepDropped, pickPaths } from "./carried-fields.js";
 import { applyGuardedPatches, type PatchJob, type PatchRunner } from "./guarded-patch.js";
 import { notOurHostCopy, virtualStubFromHost, type CopyOwner } from "./host-copy.js";
 import type { Ownership } from "./host-ownership.js";
@@ -119,8 +119,9 @@ async function patchVirtual(req: AdmissionRequest, served: ServedKind): Promise<
     hostObjectJson: JSON.stringify(null),
     virtualObjectJson: JSON.stringify(old),
   };
-  const job = { direction: "toVirtual" as const, changeSet: true, ...context };
-  const patched = (await applyGuardedPatches(served.run, carried, job)).object;
+  const job = { direction: "toVirtual" as const, changeSet: true, explain: true, ...context };
+  const reversed = await applyGuardedPatches(served.run, carried, job);
+  const patched = keepDropped(carried, reversed.object, reversed.explain);
   const own = pickPaths(old, fields);
   const forward = await applyGuardedPatches(served.run, own, { direction: "toHost", ...context });
   const kept = cancelLeafEchoes(carried, patched, forward.object, own) as JsonObject;

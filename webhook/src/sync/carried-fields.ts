@@ -6,7 +6,8 @@
 // (docs/decisions.md KND-14, as EPS-29 for Endpoints). A kind not listed gets its annotations and
 // labels, which every toHost syncer updates both ways. Pure.
 
-import type { Json, JsonObject } from "../patches/types.js";
+import { indexKey, parsePath } from "../patches/path.js";
+import type { ExplainEntry, Json, JsonObject } from "../patches/types.js";
 import { isObject } from "../shared/json.js";
 import { setOwn } from "../patches/traverse.js";
 
@@ -101,6 +102,68 @@ export function cancelLeafEchoes(
     const sub = (value: Json | undefined): Json | undefined =>
       isObject(value) && Object.hasOwn(value, key) ? value[key] : undefined;
     setOwn(out, key, cancelLeafEchoes(incoming[key]!, patched[key]!, sub(forwardOld), sub(old)));
+  }
+  return out;
+}
+
+/** The value at a canonical matched path (`vgate patch --explain`'s), or undefined. */
+function readMatched(object: Json, path: string): Json | undefined {
+  let here: Json | undefined = object;
+  for (const segment of parsePath(path)) {
+    if (Array.isArray(here) && segment.kind === "index") here = here[segment.index];
+    else if (isObject(here) && segment.kind !== "wildcard") {
+      const key = segment.kind === "index" ? indexKey(segment) : segment.key;
+      here = Object.hasOwn(here, key) ? here[key] : undefined;
+    } else return undefined;
+    if (here === undefined) return undefined;
+  }
+  return here;
+}
+
+/** `object` with `value` at a canonical matched path, objects made on the way; arrays must exist. */
+function writeMatched(object: JsonObject, path: string, value: Json): JsonObject {
+  const segments = parsePath(path);
+  if (segments.length === 0) return isObject(value) ? structuredClone(value) : object;
+  const out = structuredClone(object);
+  let here: Json = out;
+  for (const [i, segment] of segments.entries()) {
+    const last = i === segments.length - 1;
+    if (Array.isArray(here) && segment.kind === "index") {
+      if (segment.index >= here.length) return object;
+      if (last) here[segment.index] = value;
+      else here = here[segment.index]!;
+    } else if (isObject(here) && segment.kind !== "wildcard") {
+      const key = segment.kind === "index" ? indexKey(segment) : segment.key;
+      if (last) setOwn(here, key, value);
+      else {
+        if (!Object.hasOwn(here, key) || here[key] === null || typeof here[key] !== "object")
+          setOwn(here, key, {});
+        here = here[key]!;
+      }
+    } else return object;
+  }
+  return out;
+}
+
+/**
+ * `patched` (the reverse-patched carried change set) with every field a patch dropped for want of
+ * a `reverseExpression` set back to its `incoming` value. On the virtual side the webhook cannot
+ * tell the syncer's writes from a tenant's, and a drop there undoes the tenant's own change of a
+ * patched field (docs/decisions.md KND-40); vgate's own patch coming back is cancelled by
+ * cancelLeafEchoes instead.
+ */
+export function keepDropped(
+  incoming: JsonObject,
+  patched: JsonObject,
+  explain: readonly ExplainEntry[],
+): JsonObject {
+  let out = patched;
+  for (const entry of explain) {
+    if (entry.action !== "drop") continue;
+    for (const path of entry.matched) {
+      const value = readMatched(incoming, path);
+      if (value !== undefined) out = writeMatched(out, path, value);
+    }
   }
   return out;
 }

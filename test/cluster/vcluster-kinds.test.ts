@@ -1,0 +1,419 @@
+// vgate's patches on several kinds next to vCluster's real syncer, on the node rig. vgate is
+// installed as the README's install section says, with the `patches` component as
+// manifests/README.md says (vcluster.env, vcluster.yaml, and the rules of patches-webhook.yaml and
+// virtual-cluster.yaml edited to the kinds below), and the virtual cluster's webhook for the
+// changes vCluster brings back (without it, vgate's patches of ConfigMap data, Secret labels and
+// Service annotations come back into the virtual objects: docs/reference.md#kinds-real-syncer).
+// The syncer (open-source vCluster v0.34) gets no patches in its own config: it refuses them as a
+// Pro feature (docs/reference.md#endpoints-syncer-switch); vgate runs them. For each kind, on the
+// host copy the syncer writes: the patch is there, the virtual object keeps what its user wrote in
+// every write the log sees, and the host object's writes stop (a quiet spell within a bounded
+// time: a syncer and a patch that disagree would write for ever). The Pod runs on the real node
+// with its patched nodeSelector; an update in the virtual cluster reaches the host with the patches
+// run on the changed fields only, and the tenant's own change stays (docs/decisions.md KND-40).
+
+import assert from "node:assert/strict";
+import type { KubeObject } from "../support/kube/kube-client.js";
+import { untilValue } from "../support/until.js";
+import { nodeImages } from "../support/node/cluster-tier.js";
+import { startNodeRig, type NodeRig } from "../support/node/node-rig.js";
+import { installVgate, type PatchesComponent } from "../support/node/vgate-install.js";
+import { hostNameShort } from "../support/vcluster/host-name-short.js";
+import {
+  HAVE_VCLUSTER,
+  VCLUSTER_SKIP_REASON,
+  vclusterParts,
+} from "../support/vcluster/vcluster-tier.js";
+import { startVCluster, type VClusterRig } from "../support/vcluster/vcluster-rig.js";
+import { installVirtualWebhook } from "../support/vcluster/virtual-webhook.js";
+import { writeLog, type WriteLog } from "../support/vcluster/write-log.js";
+
+/** A host object is quiet after this long without a write to it... */
+const QUIET_MS = 10_000;
+/** ...which must come within this long of the change. */
+const SETTLE_MS = 60_000;
+
+// What a platform team writes: ConfigMaps pull through a mirror, Secrets carry the tenant on the
+// host, Services name their TLS Secret's host copy and a load-balancer pool of the tenants', Pods
+// run on Linux nodes only and are never evicted by the autoscaler. Expressions that are not
+// idempotent (a prefix), so a patch run twice on one value shows. A patch never creates a missing
+// key (docs/reference.md#patch-path-resolution), so the Pod's patches add theirs to the whole map.
+const MIRROR = "mirror.example.com/";
+const CONFIG = `sync:
+  toHost:
+    pods:
+      patches:
+        - path: spec.nodeSelector
+          expression: '({...value, "kubernetes.io/os": "linux"})'
+        - path: metadata.annotations
+          expression: '({...value, "cluster-autoscaler.kubernetes.io/safe-to-evict": "false"})'
+    secrets:
+      patches:
+        - path: metadata.labels["example.com/tenant"]
+          expression: '"vc-" + value'
+    configMaps:
+      patches:
+        - path: data.registry
+          expression: '"${MIRROR}" + value'
+        - path: data["fallback-registry"]
+          expression: '"${MIRROR}" + value'
+    services:
+      patches:
+        - path: metadata.annotations["example.com/tls-secret"]
+          reference:
+            apiVersion: v1
+            kind: Secret
+        - path: metadata.annotations["example.com/lb-pool"]
+          expression: '"tenants-" + value'
+`;
+
+/** The kinds CONFIG patches, as the component's rules list them; status where vCluster copies it. */
+const KINDS: PatchesComponent["kinds"] = [
+  { group: "", resource: "pods", status: true },
+  { group: "", resource: "secrets" },
+  { group: "", resource: "configmaps" },
+  { group: "", resource: "services", status: true },
+];
+
+// What the syncer needs to sync these kinds: every ConfigMap and Secret, not only those a Pod uses
+// (pods and services are on by the chart's defaults). No patches: see the header.
+const SYNCER_VALUES = {
+  sync: { toHost: { configMaps: { all: true }, secrets: { all: true } } },
+};
+
+type Obj = KubeObject & {
+  metadata: { annotations?: Record<string, string>; labels?: Record<string, string> };
+  data?: Record<string, string>;
+  spec?: Record<string, unknown> & { nodeSelector?: Record<string, string>; nodeName?: string };
+  status?: { phase?: string };
+};
+
+const annotations = (o: Obj | null): Record<string, string> => o?.metadata.annotations ?? {};
+const labels = (o: Obj | null): Record<string, string> => o?.metadata.labels ?? {};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+type Kind = "ConfigMap" | "Secret" | "Service" | "Pod";
+const COLLECTION: Record<Kind, string> = {
+  ConfigMap: "configmaps",
+  Secret: "secrets",
+  Service: "services",
+  Pod: "pods",
+};
+
+(HAVE_VCLUSTER ? describe : describe.skip)(
+  `vgate's patches on several kinds with vCluster's real syncer${VCLUSTER_SKIP_REASON}`,
+  function () {
+    this.timeout(300_000);
+    const ns = "default";
+    let rig: NodeRig;
+    let vc: VClusterRig;
+    const host = {} as Record<Kind, WriteLog>;
+    const virtual = {} as Record<Kind, WriteLog>;
+    let created = 0;
+    const figures: string[] = [];
+
+    const hostObject = (kind: Kind, name: string) =>
+      rig.admin.get<Obj>({
+        apiVersion: "v1",
+        kind,
+        metadata: { name: vc.hostName(ns, name), namespace: vc.hostNamespace },
+      });
+    const virtualObject = (kind: Kind, name: string) =>
+      vc.virtual.admin.get<Obj>({ apiVersion: "v1", kind, metadata: { name, namespace: ns } });
+
+    /**
+     * Until the host copy of `name` has had no write for QUIET_MS, within SETTLE_MS of `since`;
+     * the number of host writes to it since `since`, and of virtual ones (the user's excluded).
+     */
+    async function quiet(kind: Kind, name: string, since: number, user = 1) {
+      const hostName = vc.hostName(ns, name);
+      const start = Date.now();
+      for (;;) {
+        const writes = host[kind].since(since, (n) => n === hostName);
+        const last = writes.at(-1)?.at ?? since;
+        if (Date.now() - last >= QUIET_MS) {
+          const v = virtual[kind].since(since, (n) => n === name).length - user;
+          return { host: writes.length, virtual: v };
+        }
+        if (Date.now() - start > SETTLE_MS)
+          assert.fail(
+            `${kind} ${hostName}: ${writes.length} host writes since the change, still writing after ${SETTLE_MS} ms`,
+          );
+        await sleep(500);
+      }
+    }
+
+    /** Every write the virtual log saw of `name` since `since` satisfies `ok` (no write back). */
+    function everyVirtualWrite(kind: Kind, name: string, since: number, ok: (o: Obj) => boolean) {
+      const bad = virtual[kind]
+        .since(since, (n) => n === name)
+        .filter((w) => w.type !== "DELETED" && !ok(w.object as Obj));
+      assert.deepEqual(
+        bad.map((w) => `${w.type} ${w.resourceVersion} ${JSON.stringify(w.object["metadata"])}`),
+        [],
+        `virtual ${kind} ${name}: writes carrying the host's patched value`,
+      );
+    }
+
+    async function mergePatch(kind: Kind, name: string, patch: Record<string, unknown>) {
+      const path = `/api/v1/namespaces/${ns}/${COLLECTION[kind]}/${name}`;
+      const res = await vc.virtual.admin.request("PATCH", path, patch, {
+        "Content-Type": "application/merge-patch+json",
+      });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+    }
+
+    before(async () => {
+      const images = nodeImages();
+      rig = await startNodeRig({ pause: images.pause, images: [images.test] });
+      // vgate first: with failurePolicy Fail its webhook must answer before the syncer writes.
+      const install = await installVgate(rig, images.vgate, {
+        patches: {
+          vclusterName: "vc",
+          vclusterNamespace: "vcluster-vc",
+          config: CONFIG,
+          kinds: KINDS,
+        },
+      });
+      vc = await startVCluster(rig, vclusterParts(), { values: SYNCER_VALUES });
+      await installVirtualWebhook(install, vc.virtual.adminKubeconfig, "patches");
+      for (const kind of Object.keys(COLLECTION) as Kind[]) {
+        host[kind] = await writeLog(
+          rig.admin,
+          `/api/v1/namespaces/${vc.hostNamespace}/${COLLECTION[kind]}`,
+        );
+        virtual[kind] = await writeLog(
+          vc.virtual.admin,
+          `/api/v1/namespaces/${ns}/${COLLECTION[kind]}`,
+        );
+      }
+      created = Date.now();
+      const v = vc.virtual.admin;
+      await v.create({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "web-tls", namespace: ns, labels: { "example.com/tenant": "team-a" } },
+        type: "Opaque",
+        stringData: { "tls.key": "not-a-key" },
+      } as KubeObject);
+      await v.create({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "app", namespace: ns },
+        data: { registry: "docker.io/library", "fallback-registry": "quay.io", level: "info" },
+      } as KubeObject);
+      await v.create({
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: {
+          name: "web",
+          namespace: ns,
+          annotations: { "example.com/tls-secret": "web-tls", "example.com/lb-pool": "blue" },
+        },
+        spec: { selector: { app: "web" }, ports: [{ name: "http", port: 80, protocol: "TCP" }] },
+      } as KubeObject);
+      // The virtual default ServiceAccount may come a moment after the namespace: retry on 403.
+      const pod = {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "web", namespace: ns, labels: { app: "web" } },
+        spec: {
+          nodeSelector: { "kubernetes.io/hostname": rig.nodeName },
+          terminationGracePeriodSeconds: 1,
+          containers: [
+            {
+              name: "sleep",
+              image: images.test.ref,
+              imagePullPolicy: "Never",
+              command: ["sleep", "3600"],
+            },
+          ],
+        },
+      };
+      await untilValue(
+        "the virtual Pod web created",
+        async () => (await v.request("POST", `/api/v1/namespaces/${ns}/pods`, pod)).status,
+        (status) => status === 201,
+        30_000,
+      );
+    });
+    after(async () => {
+      for (const l of [...Object.values(host), ...Object.values(virtual)]) l.stop();
+      if (figures.length > 0) console.log(`      writes until quiet: ${figures.join("; ")}`);
+      await vc?.stop();
+      await rig?.stop();
+    });
+
+    it("ConfigMap: data rewritten on the host, virtual unchanged, writes stop", async () => {
+      const copy = await untilValue(
+        "the host copy of the ConfigMap app",
+        () => hostObject("ConfigMap", "app"),
+        (o) => o !== null,
+      );
+      assert.deepEqual(copy!.data, {
+        registry: `${MIRROR}docker.io/library`,
+        "fallback-registry": `${MIRROR}quay.io`,
+        level: "info",
+      });
+      const n = await quiet("ConfigMap", "app", created);
+      figures.push(`ConfigMap host ${n.host}, virtual ${n.virtual}`);
+      assert.deepEqual((await hostObject("ConfigMap", "app"))!.data, copy!.data);
+      const own = { registry: "docker.io/library", "fallback-registry": "quay.io", level: "info" };
+      assert.deepEqual((await virtualObject("ConfigMap", "app"))!.data, own);
+      everyVirtualWrite(
+        "ConfigMap",
+        "app",
+        created,
+        (o) => !o.data?.["registry"]?.startsWith(MIRROR),
+      );
+    });
+
+    it("Secret: label patched on the host, virtual unchanged, writes stop", async () => {
+      const copy = await untilValue(
+        "the host copy of the Secret web-tls",
+        () => hostObject("Secret", "web-tls"),
+        (o) => o !== null,
+      );
+      assert.equal(labels(copy)["example.com/tenant"], "vc-team-a");
+      assert.equal(labels(copy)["vcluster.loft.sh/managed-by"], vc.name);
+      const n = await quiet("Secret", "web-tls", created);
+      figures.push(`Secret host ${n.host}, virtual ${n.virtual}`);
+      assert.equal(
+        labels(await hostObject("Secret", "web-tls"))["example.com/tenant"],
+        "vc-team-a",
+      );
+      assert.equal(
+        labels(await virtualObject("Secret", "web-tls"))["example.com/tenant"],
+        "team-a",
+      );
+      everyVirtualWrite(
+        "Secret",
+        "web-tls",
+        created,
+        (o) => labels(o)["example.com/tenant"] === "team-a",
+      );
+    });
+
+    it("Service: reference and expression on annotations, virtual unchanged, writes stop", async () => {
+      const copy = await untilValue(
+        "the host copy of the Service web",
+        () => hostObject("Service", "web"),
+        (o) => o !== null,
+      );
+      const a = annotations(copy);
+      assert.equal(a["example.com/tls-secret"], hostNameShort("web-tls", ns, vc.name));
+      assert.equal(a["example.com/lb-pool"], "tenants-blue");
+      // As docs/reference.md#kinds-real-syncer says: the reference names the short host name
+      // (EPS-1), but open-source vCluster's copy of the Secret has the long one, and nothing in
+      // webhook mode makes a Secret of the short name.
+      const secret = (name: string) =>
+        rig.admin.get({
+          apiVersion: "v1",
+          kind: "Secret",
+          metadata: { name, namespace: vc.hostNamespace },
+        });
+      assert.notEqual(await secret(vc.hostName(ns, "web-tls")), null);
+      assert.equal(await secret(a["example.com/tls-secret"]!), null);
+      const n = await quiet("Service", "web", created);
+      figures.push(`Service host ${n.host}, virtual ${n.virtual}`);
+      assert.deepEqual(annotations(await hostObject("Service", "web")), a);
+      const own = annotations(await virtualObject("Service", "web"));
+      assert.equal(own["example.com/tls-secret"], "web-tls");
+      assert.equal(own["example.com/lb-pool"], "blue");
+      everyVirtualWrite(
+        "Service",
+        "web",
+        created,
+        (o) => annotations(o)["example.com/lb-pool"] === "blue",
+      );
+    });
+
+    it("Pod: runs on the node with its patched nodeSelector and annotation, writes stop", async () => {
+      const running = await untilValue(
+        "the host Pod web Running",
+        () => hostObject("Pod", "web"),
+        (o) => o?.status?.phase === "Running",
+        120_000,
+      );
+      assert.equal(running!.spec!.nodeName, rig.nodeName);
+      assert.deepEqual(running!.spec!.nodeSelector, {
+        "kubernetes.io/hostname": rig.nodeName,
+        "kubernetes.io/os": "linux",
+      });
+      assert.equal(annotations(running)["cluster-autoscaler.kubernetes.io/safe-to-evict"], "false");
+      const n = await quiet("Pod", "web", created);
+      figures.push(`Pod host ${n.host}, virtual ${n.virtual}`);
+      const after = await hostObject("Pod", "web");
+      assert.equal(after!.status!.phase, "Running");
+      assert.equal(annotations(after)["cluster-autoscaler.kubernetes.io/safe-to-evict"], "false");
+      const own = await untilValue(
+        "the virtual Pod web Running",
+        () => virtualObject("Pod", "web"),
+        (o) => o?.status?.phase === "Running",
+      );
+      assert.deepEqual(own!.spec!.nodeSelector, { "kubernetes.io/hostname": rig.nodeName });
+      everyVirtualWrite(
+        "Pod",
+        "web",
+        created,
+        (o) => !("cluster-autoscaler.kubernetes.io/safe-to-evict" in annotations(o)),
+      );
+    });
+
+    it("an update in the virtual cluster is patched on its changed fields only", async () => {
+      const t0 = Date.now();
+      await mergePatch("ConfigMap", "app", { data: { registry: "ghcr.io/team", level: "debug" } });
+      await mergePatch("Service", "web", {
+        metadata: { annotations: { "example.com/lb-pool": "green" } },
+      });
+      const cm = await untilValue(
+        "the host ConfigMap app with the new registry",
+        () => hostObject("ConfigMap", "app"),
+        (o) => o?.data?.["level"] === "debug",
+      );
+      // The changed value patched once; the unchanged one keeps its one prefix.
+      assert.deepEqual(cm!.data, {
+        registry: `${MIRROR}ghcr.io/team`,
+        "fallback-registry": `${MIRROR}quay.io`,
+        level: "debug",
+      });
+      const svc = await untilValue(
+        "the host Service web with the new pool",
+        () => hostObject("Service", "web"),
+        (o) => annotations(o)["example.com/lb-pool"] !== "tenants-blue",
+      );
+      assert.equal(annotations(svc)["example.com/lb-pool"], "tenants-green");
+      assert.equal(
+        annotations(svc)["example.com/tls-secret"],
+        hostNameShort("web-tls", ns, vc.name),
+      );
+      const [c, s] = await Promise.all([
+        quiet("ConfigMap", "app", t0),
+        quiet("Service", "web", t0),
+      ]);
+      figures.push(`after the update: ConfigMap host ${c.host}, virtual ${c.virtual}`);
+      figures.push(`Service host ${s.host}, virtual ${s.virtual}`);
+      assert.deepEqual((await hostObject("ConfigMap", "app"))!.data, cm!.data);
+      assert.equal(
+        annotations(await hostObject("Service", "web"))["example.com/lb-pool"],
+        "tenants-green",
+      );
+      assert.deepEqual((await virtualObject("ConfigMap", "app"))!.data, {
+        registry: "ghcr.io/team",
+        "fallback-registry": "quay.io",
+        level: "debug",
+      });
+      assert.equal(
+        annotations(await virtualObject("Service", "web"))["example.com/lb-pool"],
+        "green",
+      );
+      everyVirtualWrite("ConfigMap", "app", t0, (o) => !o.data?.["registry"]?.startsWith(MIRROR));
+      everyVirtualWrite(
+        "Service",
+        "web",
+        t0,
+        (o) => !annotations(o)["example.com/lb-pool"]?.startsWith("tenants-"),
+      );
+    });
+  },
+);
