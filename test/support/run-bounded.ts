@@ -31,15 +31,22 @@ export function limiter(limit: number): <T>(task: () => Promise<T>) => Promise<T
   };
 }
 
-/** Runs `bin` with `args` and `input` on standard input; kills it after `timeout` ms. */
-export function runAsync(
-  bin: string,
-  args: string[],
-  input?: string,
-  timeout = 60_000,
-): Promise<RunResult> {
+export interface RunOptions {
+  /** Written to standard input, which is then closed (empty when not given). */
+  input?: string;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  uid?: number;
+  gid?: number;
+  /** Killed (SIGTERM) after this many ms; default 60 s. */
+  timeout?: number;
+}
+
+/** Runs `bin` with `args` as spawnSync would, without blocking the event loop. */
+export function runAsync(bin: string, args: string[], opts: RunOptions = {}): Promise<RunResult> {
+  const { input, timeout = 60_000, ...spawnOptions } = opts;
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { stdio: ["pipe", "pipe", "pipe"], timeout });
+    const child = spawn(bin, args, { ...spawnOptions, stdio: ["pipe", "pipe", "pipe"], timeout });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
@@ -52,11 +59,18 @@ export function runAsync(
   });
 }
 
-/** A runner of `bin` that keeps at most `limit` (default: the cores, at least 2) running. */
+/**
+ * A runner of `bin` that keeps at most `limit` (default: the cores, at least 2) running; `opts`
+ * is a RunOptions or just the standard input.
+ */
 export function boundedRunner(
   bin: string,
+  defaults: RunOptions = {},
   limit = Math.max(2, availableParallelism()),
-): (args: string[], input?: string) => Promise<RunResult> {
+): (args: string[], opts?: RunOptions | string) => Promise<RunResult> {
   const bounded = limiter(limit);
-  return (args, input) => bounded(() => runAsync(bin, args, input));
+  return (args, opts = {}) =>
+    bounded(() =>
+      runAsync(bin, args, { ...defaults, ...(typeof opts === "string" ? { input: opts } : opts) }),
+    );
 }
