@@ -10,7 +10,6 @@
 // requests per measure (default 2000); BENCH_VC_CONCURRENCY the requests in flight (default 8).
 
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { randomUUID } from "node:crypto";
 import { readFileSync, readdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { resolve } from "node:path";
@@ -20,6 +19,7 @@ import type { JsonObject } from "../../webhook/src/patches/types.js";
 import { translateEndpointsToHost } from "../../webhook/src/sync/translate-endpoints.js";
 import { repoRoot } from "../support/fixtures.js";
 import { postJson } from "../support/https-client.js";
+import { objectReview } from "../support/reviews.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import { startControlPlane, type ControlPlane } from "../support/kube/control-plane.js";
 import type { KubeObject } from "../support/kube/kube-client.js";
@@ -155,25 +155,15 @@ async function startVgate(plane: ControlPlane, expected: number): Promise<Vgate>
   };
 }
 
-function review(object: JsonObject): object {
-  const meta = object.metadata as JsonObject;
-  return {
-    apiVersion: "admission.k8s.io/v1",
-    kind: "AdmissionReview",
-    request: {
-      uid: randomUUID(),
-      kind: { group: "", version: "v1", kind: "Endpoints" },
-      resource: { group: "", version: "v1", resource: "endpoints" },
-      name: meta.name,
-      namespace: meta.namespace,
-      operation: "CREATE",
-      userInfo: { username: "system:serviceaccount:bench:vc-vc", groups: [] },
-      object,
-      oldObject: null,
-      dryRun: false,
-    },
-  };
-}
+/** What a vCluster's syncer sends when it creates the host copy `object`. */
+const review = (object: JsonObject): object =>
+  objectReview({
+    kind: "Endpoints",
+    apiVersion: "v1",
+    resource: "endpoints",
+    object,
+    userInfo: { username: "system:serviceaccount:bench:vc-vc" },
+  });
 
 /** Requests per second and latencies (ms), each vCluster's objects in turn. */
 async function measure(

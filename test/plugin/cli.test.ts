@@ -2,14 +2,14 @@
 // failures of a kubeconfig that cannot be used or a server that cannot be reached.
 
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { COMMANDS } from "../../plugin/src/commands/registry.js";
 import { execFile } from "node:child_process";
 import { plugin, pluginEnv } from "./plugin-run.js";
+import { suiteTempDir } from "../support/temp-dir.js";
 
-const dir = mkdtempSync(join(tmpdir(), "accesskey-cli-"));
+const dir = suiteTempDir("accesskey-cli-");
 
 function kubeconfig(
   name: string,

@@ -3,16 +3,7 @@
 // (admission denials, conflicts, bad tokens) come back.
 
 import assert from "node:assert/strict";
-import {
-  chmodSync,
-  existsSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { installAccessKeyCrd } from "../support/cluster.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
@@ -20,9 +11,10 @@ import { kubeStatus, type FaultProxy, type RecordedRequest } from "../support/ku
 import type { KubeObject } from "../support/kube/kube-client.js";
 import { pluginCluster, RUN_ID, type PluginCluster } from "./plugin-cluster.js";
 import { PLUGIN, plugin, type Run } from "./plugin-run.js";
+import { suiteTempDir } from "../support/temp-dir.js";
 
 const KEY_RE = /^[A-Za-z0-9_-]{43}\n$/;
-const dir = mkdtempSync(join(tmpdir(), "accesskey-commands-"));
+const dir = suiteTempDir("accesskey-commands-");
 
 (HAVE_KUBE ? describe : describe.skip)(
   `kubectl accesskey commands on a real cluster${KUBE_SKIP_REASON}`,

@@ -17,12 +17,12 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import type { FaultProxy } from "../support/kube/fault-proxy.js";
 import { pluginCluster, RUN_ID, type PluginCluster } from "./plugin-cluster.js";
 import { plugin } from "./plugin-run.js";
+import { suiteTempDir } from "../support/temp-dir.js";
 
 const KEY_LINE = /^[A-Za-z0-9_-]{43}\n$/;
 
@@ -37,7 +37,7 @@ const KEY_LINE = /^[A-Za-z0-9_-]{43}\n$/;
       made.push(n);
       return n;
     };
-    const dir = mkdtempSync(join(tmpdir(), "accesskey-files-"));
+    const dir = suiteTempDir("accesskey-files-");
     const exists = async (n: string) =>
       (await env.cluster.admin.get({
         apiVersion: `${env.cluster.group}/v1`,

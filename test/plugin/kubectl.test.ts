@@ -3,13 +3,13 @@
 // objects, and the CRD's selectableFields that `list` relies on.
 
 import assert from "node:assert/strict";
-import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import { HAVE_KUBECTL, KUBECTL_SKIP_REASON } from "../support/kubectl.js";
 import { pluginCluster, RUN_ID, type PluginCluster } from "./plugin-cluster.js";
 import { kubectl, plugin } from "./plugin-run.js";
+import { testTempDir } from "../support/temp-dir.js";
 
 const withKube = HAVE_KUBE ? describe : describe.skip;
 const withKubectl = HAVE_KUBE && HAVE_KUBECTL ? it : it.skip;
@@ -112,7 +112,7 @@ withKube(
       async () => {
         const n = `every-${RUN_ID}`;
         made.push(n);
-        const editor = join(mkdtempSync(join(tmpdir(), "accesskey-kubectl-")), "editor.sh");
+        const editor = join(testTempDir("accesskey-kubectl-"), "editor.sh");
         writeFileSync(
           editor,
           "#!/bin/sh\nsed -i 's/^spec:$/spec:\\n  description: edited/' \"$1\"\n",

@@ -4,10 +4,9 @@
 // no KUBECONFIG, no in-cluster variables, and a HOME of its own (no ~/.kube/config).
 
 import { execFile } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
 import { repoRoot } from "../support/fixtures.js";
+import { processTempDir } from "../support/temp-dir.js";
 
 export const PLUGIN_BIN_DIR = resolve(repoRoot, "plugin/bin");
 export const PLUGIN = join(PLUGIN_BIN_DIR, "kubectl-accesskey");
@@ -26,7 +25,7 @@ export interface RunOptions {
   timeoutMs?: number;
 }
 
-const home = mkdtempSync(join(tmpdir(), "accesskey-home-"));
+const home = processTempDir("accesskey-home-");
 
 export function pluginEnv(opts: RunOptions = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: home };

@@ -4,14 +4,14 @@
 
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { docBlock } from "../support/readme-blocks.js";
 import { repoRoot } from "../support/fixtures.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import { HAVE_ANY_KUBECTL, ANY_KUBECTL_SKIP_REASON } from "../support/kubectl.js";
 import { pluginCluster, type PluginCluster } from "./plugin-cluster.js";
+import { testTempDir } from "../support/temp-dir.js";
 
 const lines = docBlock("export PATH=$PWD/plugin/bin:$PATH");
 const ready = HAVE_KUBE && HAVE_ANY_KUBECTL;
@@ -31,7 +31,7 @@ describe("README: the kubectl accesskey block", function () {
     this.timeout(120_000);
     const env: PluginCluster = await pluginCluster();
     await env.cleanup(["ci"]);
-    const home = mkdtempSync(join(tmpdir(), "accesskey-readme-"));
+    const home = testTempDir("accesskey-readme-");
     const script = [
       "set -euo pipefail",
       ...lines.flatMap((l, i) => [`echo '${MARK}${i}'`, l]),

@@ -5,13 +5,13 @@
 
 import assert from "node:assert/strict";
 import { execFile, execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startHostileServer, type HostileServer } from "./hostile-server.js";
 import { PLUGIN, plugin, pluginEnv, type Run } from "./plugin-run.js";
+import { suiteTempDir } from "../support/temp-dir.js";
 
-const dir = mkdtempSync(join(tmpdir(), "accesskey-errors-"));
+const dir = suiteTempDir("accesskey-errors-");
 const RAW =
   /\b(ENOENT|EISDIR|ENOTDIR|EACCES|EPERM|EROFS|ELOOP|EEXIST|ENOSPC|EPIPE|EMFILE)\b|\n\s+at |node:internal|Error: /;
 

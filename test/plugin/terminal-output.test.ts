@@ -11,8 +11,7 @@
 
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { parse as parseYaml } from "yaml";
@@ -28,6 +27,7 @@ import { startHostileServer, status, type HostileServer } from "./hostile-server
 import { pluginCluster, RUN_ID, type PluginCluster } from "./plugin-cluster.js";
 import { installAccessKeyCrd } from "../support/cluster.js";
 import { kubectl, plugin, type Run } from "./plugin-run.js";
+import { testTempDir } from "../support/temp-dir.js";
 
 /**
  * What must never reach a terminal raw: C0 but LF (TAB included: no format here uses one), DEL, C1
@@ -480,7 +480,7 @@ describe("kubectl accesskey against a hostile API server", function () {
     (HAVE_ANY_KUBECTL ? it : it.skip)(
       `a key kubectl apply kept in last-applied-configuration is never printed without --show-key${ANY_KUBECTL_SKIP_REASON}`,
       async () => {
-        const kubectl = kubectlFor(env.admin, mkdtempSync(join(tmpdir(), "accesskey-apply-")));
+        const kubectl = kubectlFor(env.admin, testTempDir("accesskey-apply-"));
         const key = `applied-${RUN_ID}-0123456789abcdefghijklmnopqrstuvwxyz`;
         const key2 = `hashed-${RUN_ID}-zyxwvutsrqponmlkjihgfedcba9876543210`;
         const plainName = `applied-${RUN_ID}`;
@@ -571,7 +571,7 @@ describe("kubectl accesskey against a hostile API server", function () {
         spec: { user: `editor-${RUN_ID}`, key, description: "old" },
       });
       assert.equal(res.status, 201, JSON.stringify(res.body));
-      const dir = mkdtempSync(join(tmpdir(), "accesskey-edit-mask-"));
+      const dir = testTempDir("accesskey-edit-mask-");
       const editor = join(dir, "editor.sh");
       writeFileSync(
         editor,

@@ -4,13 +4,13 @@
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { symlinkSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { repoRoot } from "../support/fixtures.js";
 import { docBlock, docPageWith } from "../support/readme-blocks.js";
+import { suiteTempDir } from "../support/temp-dir.js";
 
-const bin = mkdtempSync(join(tmpdir(), "vgate-readme-bin-"));
+const bin = suiteTempDir("vgate-readme-bin-");
 symlinkSync(join(repoRoot, "webhook/bin/vgate"), join(bin, "vgate"));
 const env = { ...process.env, PATH: `${bin}${delimiter}${process.env["PATH"] ?? ""}` };
 

@@ -6,10 +6,9 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, symlinkSync } from "node:fs";
+import { symlinkSync } from "node:fs";
 import http from "node:http";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { sharedCluster } from "../support/cluster.js";
 import { repoRoot } from "../support/fixtures.js";
@@ -17,6 +16,7 @@ import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import type { KubeObject } from "../support/kube/kube-client.js";
 import { until } from "../support/until.js";
 import { docBlock } from "../support/readme-blocks.js";
+import { testTempDir } from "../support/temp-dir.js";
 
 const HOST_NS = "vcluster-my-vcluster";
 const LEASE = "vgate-sync-my-vcluster";
@@ -56,7 +56,7 @@ function portFree(port: number): Promise<boolean> {
       await cluster.admin.create(ns(virtualNs));
       const hostNsCreated = (await cluster.admin.get(ns(HOST_NS))) === null;
       if (hostNsCreated) await cluster.admin.create(ns(HOST_NS));
-      const bin = mkdtempSync(join(tmpdir(), "vgate-readme-bin-"));
+      const bin = testTempDir("vgate-readme-bin-");
       symlinkSync(join(repoRoot, "webhook/bin/vgate"), join(bin, "vgate"));
       const command = docBlock("vgate sync --config").join("\n");
       const child = spawn("bash", ["-c", `exec ${command}`], {

@@ -4,8 +4,7 @@
 import assert from "node:assert/strict";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { loadKubeConfig } from "../../webhook/src/shared/kubeconfig.js";
 import { KubeTransport } from "../../webhook/src/shared/transport.js";
@@ -13,12 +12,13 @@ import { repoRoot } from "./fixtures.js";
 import { httpsRequest } from "./https-client.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "./kube/binaries.js";
 import { HAVE_ANY_KUBECTL, ANY_KUBECTL_SKIP_REASON, kubectlFor } from "./kubectl.js";
+import { suiteTempDir } from "./temp-dir.js";
 
 (HAVE_KUBE ? describe : describe.skip)(
   `make apiserver (the playground)${KUBE_SKIP_REASON}`,
   function () {
     this.timeout(60_000);
-    const dir = mkdtempSync(join(tmpdir(), "vgate-playground-"));
+    const dir = suiteTempDir("vgate-playground-");
     const kubeconfig = join(dir, "kubeconfig");
     let child: ChildProcessWithoutNullStreams;
     let exited: Promise<number | null>;

@@ -3,11 +3,11 @@
 
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { repoRoot } from "../../support/fixtures.js";
+import { suiteTempDir } from "../../support/temp-dir.js";
 
 const bin = resolve(repoRoot, "webhook/bin/vgate");
 const example = (f: string) => resolve(repoRoot, "webhook/examples", f);
@@ -19,7 +19,7 @@ type Json = Record<string, unknown>;
 
 describe("vgate check-config / patch / translate / bench", function () {
   this.timeout(60_000);
-  const dir = mkdtempSync(join(tmpdir(), "vgate-cli-"));
+  const dir = suiteTempDir("vgate-cli-");
 
   it("check-config prints OK for a valid file, then each kind's patches (KND-6)", () => {
     const r = run(["check-config", example("vcluster.yaml")]);

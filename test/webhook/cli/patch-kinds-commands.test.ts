@@ -3,19 +3,18 @@
 // (docs/decisions.md KND-2 to KND-6).
 
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { PATCH_KINDS, type PatchKind } from "../../../webhook/src/config/patch-kinds.js";
 import { parsePath } from "../../../webhook/src/patches/path.js";
 import { repoRoot } from "../../support/fixtures.js";
+import { boundedRunner, type RunResult } from "../../support/run-bounded.js";
 import { tableRows, type Row } from "../../support/patch-kinds-table.js";
 
 const bin = resolve(repoRoot, "webhook/bin/vgate");
 const vc = ["--vcluster-name", "my-vc", "--vcluster-namespace", "vcluster-my-vc"];
-const run = (args: string[], input?: string) =>
-  spawnSync(bin, args, { encoding: "utf8", input, timeout: 60_000 });
+const run = boundedRunner(bin);
 
 type Obj = Record<string, unknown>;
 
@@ -76,54 +75,78 @@ describe("vgate patch / translate / check-config on every kind (docs/patches.md'
     assert.equal(new Set(keys).size, keys.length);
   });
 
-  for (const row of rows) {
-    it(`sync.${row.side}.${row.key}: ${row.exampleText}`, () => {
-      const kind = kindOf(row);
-      const config = join(dir, `${row.side}-${row.key}.json`);
-      writeFileSync(config, JSON.stringify(configOf(row)));
-      const apiVersion = kind.group === "" ? "v1" : `${kind.group}/v1`;
-      const object: Obj = { apiVersion, kind: kind.kind, metadata: { name: "x", namespace: "a" } };
-      const path = row.example["path"] as string;
-      setAt(object, path, "team-a");
-      const patch = (direction: string, input: Obj) =>
-        run(
-          ["patch", "--config", config, "--direction", direction, ...vc, "--explain", "-"],
-          JSON.stringify(input),
-        );
+  /** The row's runs: toHost then back for a kind synced to the host, both directions otherwise. */
+  async function runRow(row: Row): Promise<{ path: string; first: RunResult; second: RunResult }> {
+    const kind = kindOf(row);
+    const config = join(dir, `${row.side}-${row.key}.json`);
+    writeFileSync(config, JSON.stringify(configOf(row)));
+    const apiVersion = kind.group === "" ? "v1" : `${kind.group}/v1`;
+    const object: Obj = { apiVersion, kind: kind.kind, metadata: { name: "x", namespace: "a" } };
+    const path = row.example["path"] as string;
+    setAt(object, path, "team-a");
+    const patch = (direction: string, input: Obj | string) =>
+      run(
+        ["patch", "--config", config, "--direction", direction, ...vc, "--explain", "-"],
+        typeof input === "string" ? input : JSON.stringify(input),
+      );
+    if (row.side === "toHost") {
+      const first = await patch("toHost", object);
+      // What the first run printed goes back as it is; the test asserts it parses.
+      return { path, first, second: await patch("toVirtual", first.stdout) };
+    }
+    const [first, second] = await Promise.all([
+      patch("toVirtual", object),
+      patch("toHost", object),
+    ]);
+    return { path, first, second };
+  }
 
+  // Every row's runs start together (a few processes at a time); each test awaits its own.
+  const runs = new Map<Row, Promise<Awaited<ReturnType<typeof runRow>>>>();
+  before(() => {
+    for (const row of rows) {
+      const p = runRow(row);
+      p.catch(() => undefined); // rejected: its test fails on it
+      runs.set(row, p);
+    }
+  });
+
+  for (const row of rows) {
+    it(`sync.${row.side}.${row.key}: ${row.exampleText}`, async () => {
+      const { path, first, second } = await runs.get(row)!;
       if (row.side === "toHost") {
-        const there = patch("toHost", object);
+        const there = first;
         assert.equal(there.status, 0, there.stderr);
         const host = JSON.parse(there.stdout) as Obj;
         assert.equal(getAt(host, path), plain(row.example["expression"] as string, "team-a"));
         assert.match(there.stderr, /^patches\[0\] .* \(expression\): matched /);
-        const back = patch("toVirtual", host);
+        const back = second;
         assert.equal(back.status, 0, back.stderr);
         assert.equal(getAt(JSON.parse(back.stdout) as Obj, path), "team-a");
         assert.match(back.stderr, /\(reverseExpression\): matched /);
         return;
       }
       const keyword = "expression" in row.example ? "expression" : "reverseExpression";
-      const down = patch("toVirtual", object);
+      const down = first;
       assert.equal(down.status, 0, down.stderr);
       assert.equal(
         getAt(JSON.parse(down.stdout) as Obj, path),
         plain(row.example[keyword] as string, "team-a"),
       );
       assert.match(down.stderr, new RegExp(`^patches\\[0\\] .* \\(${keyword}\\): matched `));
-      const up = patch("toHost", object);
+      const up = second;
       assert.equal(up.status, 1);
       assert.match(up.stderr, /run host → virtual only .*: use --direction toVirtual\n$/);
     });
   }
 
-  it("a kind without patches is an error naming the kinds that have some", () => {
+  it("a kind without patches is an error naming the kinds that have some", async () => {
     const config = join(dir, "two.yaml");
     writeFileSync(
       config,
       "sync:\n  toHost:\n    pods: {patches: [{path: a, expression: value}]}\n  fromHost:\n    nodes: {patches: [{path: a, expression: value}]}\n",
     );
-    const r = run(
+    const r = await run(
       ["patch", "--config", config, "--direction", "toHost", ...vc, "-"],
       '{"apiVersion":"apps/v1","kind":"Deployment"}',
     );
@@ -134,7 +157,7 @@ describe("vgate patch / translate / check-config on every kind (docs/patches.md'
     );
   });
 
-  it("custom resources: the group's only entry, else --resource says which", () => {
+  it("custom resources: the group's only entry, else --resource says which", async () => {
     const config = join(dir, "crs.yaml");
     const entry = (p: string) =>
       `{enabled: true, patches: [{path: spec.a, expression: '"${p}" + value'}]}`;
@@ -147,20 +170,22 @@ describe("vgate patch / translate / check-config on every kind (docs/patches.md'
         ["patch", "--config", config, "--direction", "toHost", ...vc, ...flags, "-"],
         JSON.stringify(object),
       );
-    const widget = patch({ apiVersion: "example.com/v1", kind: "Widget", spec: { a: "x" } });
+    const issuer = { apiVersion: "cert-manager.io/v1", kind: "Issuer", spec: { a: "x" } };
+    const [widget, ambiguous, chosen, wrong] = await Promise.all([
+      patch({ apiVersion: "example.com/v1", kind: "Widget", spec: { a: "x" } }),
+      patch(issuer),
+      patch(issuer, "--resource", "issuers"),
+      patch(issuer, "--resource", "nope"),
+    ]);
     assert.equal(widget.status, 0, widget.stderr);
     assert.deepEqual((JSON.parse(widget.stdout) as Obj)["spec"], { a: "w-x" });
-    const issuer = { apiVersion: "cert-manager.io/v1", kind: "Issuer", spec: { a: "x" } };
-    const ambiguous = patch(issuer);
     assert.equal(ambiguous.status, 1);
     assert.equal(
       ambiguous.stderr,
       "error: the config has patches for several custom resources of group cert-manager.io (certificates, issuers), and the plural of Issuer cannot be known from the object: pass --resource with one of them\n",
     );
-    const chosen = patch(issuer, "--resource", "issuers");
     assert.equal(chosen.status, 0, chosen.stderr);
     assert.deepEqual((JSON.parse(chosen.stdout) as Obj)["spec"], { a: "i-x" });
-    const wrong = patch(issuer, "--resource", "nope");
     assert.equal(wrong.status, 1);
     assert.match(
       wrong.stderr,
@@ -168,7 +193,7 @@ describe("vgate patch / translate / check-config on every kind (docs/patches.md'
     );
   });
 
-  it("a kind both sides patch asks for --section going host → virtual", () => {
+  it("a kind both sides patch asks for --section going host → virtual", async () => {
     const config = join(dir, "both.yaml");
     writeFileSync(
       config,
@@ -181,21 +206,20 @@ describe("vgate patch / translate / check-config on every kind (docs/patches.md'
     });
     const patch = (...flags: string[]) =>
       run(["patch", "--config", config, ...vc, ...flags, "-"], object);
-    assert.equal(JSON.parse(patch("--direction", "toHost").stdout).a, "t-t-x");
-    const both = patch("--direction", "toVirtual");
+    const [there, both, toHost, fromHost] = await Promise.all([
+      patch("--direction", "toHost"),
+      patch("--direction", "toVirtual"),
+      patch("--direction", "toVirtual", "--section", "toHost"),
+      patch("--direction", "toVirtual", "--section", "fromHost"),
+    ]);
+    assert.equal(JSON.parse(there.stdout).a, "t-t-x");
     assert.equal(both.status, 1);
     assert.match(both.stderr, /pass --section toHost or --section fromHost\n$/);
-    assert.equal(
-      JSON.parse(patch("--direction", "toVirtual", "--section", "toHost").stdout).a,
-      "x",
-    );
-    assert.equal(
-      JSON.parse(patch("--direction", "toVirtual", "--section", "fromHost").stdout).a,
-      "f-t-x",
-    );
+    assert.equal(JSON.parse(toHost.stdout).a, "x");
+    assert.equal(JSON.parse(fromHost.stdout).a, "f-t-x");
   });
 
-  it("translate names a Pod as vCluster does and applies the Pod patches", () => {
+  it("translate names a Pod as vCluster does and applies the Pod patches", async () => {
     const config = join(dir, "pods.yaml");
     writeFileSync(
       config,
@@ -207,7 +231,14 @@ describe("vgate patch / translate / check-config on every kind (docs/patches.md'
       metadata: { name: "web", namespace: "shop", uid: "u-1", labels: { team: "a" } },
       spec: { containers: [{ name: "c", image: "nginx" }] },
     };
-    const r = run(["translate", "--config", config, ...vc, "-"], JSON.stringify(pod));
+    const [r, node] = await Promise.all([
+      run(["translate", "--config", config, ...vc, "-"], JSON.stringify(pod)),
+      // A cluster-scoped or fromHost kind has no such naming: vgate patch is the dry run for it.
+      run(
+        ["translate", "--config", config, ...vc, "-"],
+        JSON.stringify({ apiVersion: "v1", kind: "Node", metadata: { name: "n" } }),
+      ),
+    ]);
     assert.equal(r.status, 0, r.stderr);
     const host = JSON.parse(r.stdout) as { metadata: Obj };
     assert.equal(host.metadata["name"], "web-x-shop-x-my-vc");
@@ -216,16 +247,11 @@ describe("vgate patch / translate / check-config on every kind (docs/patches.md'
     assert.equal(annotations["vcluster.loft.sh/object-kind"], "/v1, Kind=Pod");
     assert.equal(annotations["vcluster.loft.sh/object-name"], "web");
     assert.equal((host.metadata["labels"] as Record<string, string>)["team"], "tenant-a");
-    // A cluster-scoped or fromHost kind has no such naming: vgate patch is the dry run for it.
-    const node = run(
-      ["translate", "--config", config, ...vc, "-"],
-      JSON.stringify({ apiVersion: "v1", kind: "Node", metadata: { name: "n" } }),
-    );
     assert.equal(node.status, 1);
     assert.match(node.stderr, /no patches for Node in v1; it has patches for: Pod/);
   });
 
-  it("check-config prints a line per kind with patches, in the table's order", () => {
+  it("check-config prints a line per kind with patches, in the table's order", async () => {
     const config = join(dir, "summary.yaml");
     writeFileSync(
       config,
@@ -241,7 +267,7 @@ describe("vgate patch / translate / check-config on every kind (docs/patches.md'
         "",
       ].join("\n"),
     );
-    const r = run(["check-config", config]);
+    const r = await run(["check-config", config]);
     assert.equal(r.status, 0, r.stderr);
     assert.deepEqual(r.stdout.trimEnd().split("\n"), [
       "OK",

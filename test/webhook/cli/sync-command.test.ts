@@ -3,13 +3,13 @@
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { CliError, EXIT } from "../../../webhook/src/cli/errors.js";
 import { parseSyncArgs } from "../../../webhook/src/cli/sync-options.js";
 import type { SyncOptions } from "../../../webhook/src/sync/controller/options.js";
 import { repoRoot } from "../../support/fixtures.js";
+import { testTempDir } from "../../support/temp-dir.js";
 
 const bin = resolve(repoRoot, "webhook/bin/vgate");
 const env = (): NodeJS.ProcessEnv => {
@@ -234,7 +234,7 @@ describe("vgate sync flags", function () {
   });
 
   it("a bad config file exits 1 listing every problem, before connecting anywhere", () => {
-    const dir = mkdtempSync(join(tmpdir(), "vgate-sync-flags-"));
+    const dir = testTempDir("vgate-sync-flags-");
     const config = join(dir, "vcluster.yaml");
     writeFileSync(
       config,
@@ -266,7 +266,7 @@ describe("vgate sync flags", function () {
   });
 
   it("--alongside-vcluster with a config that leaves vCluster's Endpoints sync on exits 1, before connecting anywhere", () => {
-    const dir = mkdtempSync(join(tmpdir(), "vgate-sync-flags-"));
+    const dir = testTempDir("vgate-sync-flags-");
     const config = join(dir, "vcluster.yaml");
     // The plain config of `vgate sync` alone: vCluster's switches unset, that is on.
     writeFileSync(config, "sync:\n  toHost:\n    endpoints:\n      patches: []\n");
@@ -293,7 +293,7 @@ describe("vgate sync flags", function () {
   });
 
   it("a kubeconfig that cannot be read exits 1 and names the flag", () => {
-    const dir = mkdtempSync(join(tmpdir(), "vgate-sync-flags-"));
+    const dir = testTempDir("vgate-sync-flags-");
     const config = join(dir, "vcluster.yaml");
     writeFileSync(config, "sync:\n  toHost:\n    endpoints:\n      enabled: true\n");
     const r = run(
@@ -310,7 +310,7 @@ describe("vgate sync flags", function () {
   it("without --host-kubeconfig the host is the pod's service account; outside a pod: exit 1, what to do", () => {
     const args = REQUIRED.filter((a) => !a.startsWith("--host-kubeconfig="));
     assert.equal((parseSyncArgs(args, {}) as SyncOptions).hostKubeconfig, undefined);
-    const dir = mkdtempSync(join(tmpdir(), "vgate-sync-flags-"));
+    const dir = testTempDir("vgate-sync-flags-");
     const config = join(dir, "vcluster.yaml");
     writeFileSync(config, "sync:\n  toHost:\n    endpoints:\n      enabled: true\n");
     const virtual = join(dir, "virtual.kubeconfig");

@@ -6,11 +6,12 @@
 // everywhere.
 
 import assert from "node:assert/strict";
-import { spawn, spawnSync, type SpawnSyncOptions } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { repoRoot } from "../../support/fixtures.js";
+import { boundedRunner } from "../../support/run-bounded.js";
 
 const bin = resolve(repoRoot, "webhook/bin/vgate");
 const example = (f: string) => resolve(repoRoot, "webhook/examples", f);
@@ -28,14 +29,8 @@ function cleanEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-const run = (args: string[], opts: SpawnSyncOptions & { input?: string } = {}) =>
-  spawnSync(bin, args, {
-    encoding: "utf8",
-    env: cleanEnv(),
-    timeout: 30_000,
-    input: opts.input ?? "",
-    ...opts,
-  }) as { status: number | null; stdout: string; stderr: string };
+// Independent runs start together, a few processes at a time (test/support/run-bounded.ts).
+const run = boundedRunner(bin, { env: cleanEnv(), timeout: 30_000 });
 
 /** Nothing a user should not see: errno codes, Node's own wording, a stack trace. */
 function assertNoRawError(stderr: string): void {
@@ -132,10 +127,12 @@ describe("vgate: every error is a sentence", function () {
   ];
 
   for (const { kind, file, reason, uid } of cases) {
-    it(`${kind}: names the flag and the file, says why and what to do`, () => {
-      for (const reader of readers) {
-        const path = file();
-        const r = run(reader.args(path), uid === undefined ? {} : { uid, gid: uid, cwd: dir });
+    it(`${kind}: names the flag and the file, says why and what to do`, async () => {
+      const path = file();
+      const as = uid === undefined ? {} : { uid, gid: uid, cwd: dir };
+      const results = await Promise.all(readers.map((reader) => run(reader.args(path), as)));
+      for (const [i, reader] of readers.entries()) {
+        const r = results[i]!;
         assert.equal(r.status, 1, `${reader.what}: ${r.stderr}`);
         assert.equal(r.stdout, "", reader.what);
         const expected = new RegExp(
@@ -154,22 +151,22 @@ describe("vgate: every error is a sentence", function () {
       spawnSync("cat", [example("endpoints.yaml")], { encoding: "utf8" }).stdout;
     const config = () => spawnSync("cat", [example("vcluster.yaml")], { encoding: "utf8" }).stdout;
 
-    it("check-config - (the docs' form) checks standard input", () => {
-      const ok = run(["check-config", "-"], { input: config() });
+    it("check-config - (the docs' form) checks standard input", async () => {
+      const [ok, bad] = await Promise.all([
+        run(["check-config", "-"], { input: config() }),
+        run(["check-config", "-"], { input: "sync:\n  toHost:\n    endpoints: 7\n" }),
+      ]);
       assert.equal(ok.status, 0, ok.stderr);
       assert.equal(
         ok.stdout,
         "OK\nsync.toHost.endpoints.patches: 3 patches (expression virtual → host, reverseExpression host → virtual)\n",
       );
-      const bad = run(["check-config", "-"], { input: "sync:\n  toHost:\n    endpoints: 7\n" });
       assert.equal(bad.status, 1);
       assert.equal(bad.stderr, "sync.toHost.endpoints: must be an object, got number\n");
       assertNoRawError(bad.stderr);
     });
 
-    it("patch and translate: --config -, INPUT -, --objects - give what the files give", () => {
-      const fromFiles = run([...PATCH, example("endpoints.yaml")]);
-      assert.equal(fromFiles.status, 0, fromFiles.stderr);
+    it("patch and translate: --config -, INPUT -, --objects - give what the files give", async () => {
       const variants: [string[], string][] = [
         [[...PATCH, "-"], endpoints()],
         [[...PATCH], endpoints()],
@@ -178,43 +175,42 @@ describe("vgate: every error is a sentence", function () {
           config(),
         ],
       ];
-      for (const [args, input] of variants) {
-        const r = run(args, { input });
+      const [fromFiles, objects, translated, t, ...results] = await Promise.all([
+        run([...PATCH, example("endpoints.yaml")]),
+        run([...PATCH, "--objects", "-", example("endpoints.yaml")], { input: "[]" }),
+        run(["translate", "--config", example("vcluster.yaml"), ...VC, example("endpoints.yaml")]),
+        run(["translate", "--config", "-", ...VC, example("endpoints.yaml")], { input: config() }),
+        ...variants.map(([args, input]) => run(args, { input })),
+      ]);
+      assert.equal(fromFiles.status, 0, fromFiles.stderr);
+      for (const [i, [args]] of variants.entries()) {
+        const r = results[i]!;
         assert.equal(r.status, 0, `${args.join(" ")}: ${r.stderr}`);
         assert.equal(r.stdout, fromFiles.stdout, args.join(" "));
         assert.equal(r.stderr, "", "no notice when standard input is not a terminal");
       }
-      const objects = run([...PATCH, "--objects", "-", example("endpoints.yaml")], {
-        input: "[]",
-      });
       assert.equal(objects.status, 0, objects.stderr);
-      const translated = run([
-        "translate",
-        "--config",
-        example("vcluster.yaml"),
-        ...VC,
-        example("endpoints.yaml"),
-      ]);
       assert.equal(translated.status, 0, translated.stderr);
-      const t = run(["translate", "--config", "-", ...VC, example("endpoints.yaml")], {
-        input: config(),
-      });
       assert.equal(t.status, 0, t.stderr);
       assert.equal(t.stdout, translated.stdout);
     });
 
-    it("two sources on standard input, or --config - for a server, is a usage error", () => {
-      const two = run(["patch", "--config", "-", "--direction", "toHost", ...VC]);
+    it("two sources on standard input, or --config - for a server, is a usage error", async () => {
+      const servers = [
+        ["serve", "--dev", "--config", "-", ...VC],
+        ["sync", "--config", "-", "--virtual-kubeconfig", missing, ...VC],
+      ];
+      const [two, ...results] = await Promise.all([
+        run(["patch", "--config", "-", "--direction", "toHost", ...VC]),
+        ...servers.map((command) => run(command)),
+      ]);
       assert.equal(two.status, 2);
       assert.match(
         two.stderr,
         /^error: --config and INPUT would each read standard input \(-\), which can be read only once: give a file for all but one of them/,
       );
-      for (const command of [
-        ["serve", "--dev", "--config", "-", ...VC],
-        ["sync", "--config", "-", "--virtual-kubeconfig", missing, ...VC],
-      ]) {
-        const r = run(command);
+      for (const [i, command] of servers.entries()) {
+        const r = results[i]!;
         assert.equal(r.status, 2, r.stderr);
         assert.match(
           r.stderr,
@@ -227,7 +223,7 @@ describe("vgate: every error is a sentence", function () {
   });
 
   describe("flags and commands", () => {
-    it("an unknown flag names the command and suggests the nearest flags", () => {
+    it("an unknown flag names the command and suggests the nearest flags", async () => {
       const cases: [string[], string, string[]][] = [
         [["check-config", "--namespce", "x", "f"], "check-config", ["--namespace"]],
         [["serve", "--prot", "1"], "serve", ["--port"]],
@@ -236,8 +232,9 @@ describe("vgate: every error is a sentence", function () {
         [["certs", "--frobnicate"], "certs", []],
         [["certs", "-x"], "certs", []],
       ];
-      for (const [args, command, suggested] of cases) {
-        const r = run(args);
+      const results = await Promise.all(cases.map(([args]) => run(args)));
+      for (const [i, [args, command, suggested]] of cases.entries()) {
+        const r = results[i]!;
         assert.equal(r.status, 2, r.stderr);
         const typed = args.find((a) => a.startsWith("-"))!.split("=")[0]!;
         const block = suggested.length
@@ -250,45 +247,50 @@ describe("vgate: every error is a sentence", function () {
       }
     });
 
-    it("an unknown command, or a flag before any, suggests the nearest", () => {
-      const chek = run(["chek-config"]);
+    it("an unknown command, or a flag before any, suggests the nearest", async () => {
+      const [chek, flag, help, unknown] = await Promise.all([
+        run(["chek-config"]),
+        run(["--verison"]),
+        run(["help", "serv"]),
+        run(["frobnicate"]),
+      ]);
       assert.equal(chek.status, 2);
       assert.equal(
         chek.stderr,
         `error: unknown command "chek-config" for "vgate"\n\nDid you mean this?\n\tcheck-config\n\nRun 'vgate --help' for usage.\n`,
       );
-      const flag = run(["--verison"]);
       assert.equal(flag.status, 2);
       assert.match(
         flag.stderr,
         /^error: unknown flag: --verison for "vgate"\n\nDid you mean this\?\n\t--version\n/,
       );
-      const help = run(["help", "serv"]);
       assert.equal(help.status, 2);
       assert.match(
         help.stderr,
         /^error: unknown command "serv" for "vgate"\n\nDid you mean this\?\n\tserve\n/,
       );
       assert.equal(
-        run(["frobnicate"]).stderr,
+        unknown.stderr,
         `error: unknown command "frobnicate" for "vgate"\nRun 'vgate --help' for usage.\n`,
       );
     });
 
-    it("a flag without its value, or a switch given one, says how to write it", () => {
-      const bare = run(["serve", "--port"]);
+    it("a flag without its value, or a switch given one, says how to write it", async () => {
+      const [bare, swallowed, valued] = await Promise.all([
+        run(["serve", "--port"]),
+        run(["serve", "--port", "--dev"]),
+        run(["certs", "--force=yes"]),
+      ]);
       assert.equal(bare.status, 2);
       assert.match(
         bare.stderr,
         /^error: flag needs an argument: --port \(give it as --port VALUE or --port=VALUE\)\n/,
       );
-      const swallowed = run(["serve", "--port", "--dev"]);
       assert.equal(swallowed.status, 2);
       assert.match(
         swallowed.stderr,
         /^error: flag needs an argument: --port, followed by "--dev", which is a flag/,
       );
-      const valued = run(["certs", "--force=yes"]);
       assert.equal(valued.status, 2);
       assert.match(
         valued.stderr,
@@ -297,8 +299,8 @@ describe("vgate: every error is a sentence", function () {
       for (const r of [bare, swallowed, valued]) assertNoRawError(r.stderr);
     });
 
-    it("--help still works for vgate and every command (and help COMMAND)", () => {
-      const root = run(["--help"]);
+    it("--help still works for vgate and every command (and help COMMAND)", async () => {
+      const root = await run(["--help"]);
       assert.equal(root.status, 0);
       const names = [...root.stdout.matchAll(/^ {2}([a-z-]+) {3,}\S/gm)].map((m) => m[1]!);
       assert.deepEqual(names.sort(), [
@@ -311,16 +313,16 @@ describe("vgate: every error is a sentence", function () {
         "translate",
         "version",
       ]);
-      for (const name of names) {
-        for (const args of [
-          [name, "--help"],
-          ["help", name],
-        ]) {
-          const r = run(args);
-          assert.equal(r.status, 0, `${args.join(" ")}: ${r.stderr}`);
-          assert.match(r.stdout, new RegExp(`Usage:\\n {2}vgate ${name}\\b`), args.join(" "));
-          assert.equal(r.stderr, "");
-        }
+      const asked = names.flatMap((name) => [
+        { name, args: [name, "--help"] },
+        { name, args: ["help", name] },
+      ]);
+      const results = await Promise.all(asked.map(({ args }) => run(args)));
+      for (const [i, { name, args }] of asked.entries()) {
+        const r = results[i]!;
+        assert.equal(r.status, 0, `${args.join(" ")}: ${r.stderr}`);
+        assert.match(r.stdout, new RegExp(`Usage:\\n {2}vgate ${name}\\b`), args.join(" "));
+        assert.equal(r.stderr, "");
       }
     });
   });
@@ -374,7 +376,7 @@ describe("vgate: every error is a sentence", function () {
           r.before,
           /^vgate patch: reading INPUT from standard input; type or paste it, then press Ctrl-D \(give a file name instead of - to read a file\)\r?\n$/,
         );
-        const expected = run([...PATCH, example("endpoints.yaml")]).stdout;
+        const expected = (await run([...PATCH, example("endpoints.yaml")])).stdout;
         assert.equal(readFileSync(patched, "utf8"), expected);
         const checked = join(dir, "checked.txt");
         const check = await onTerminal(

@@ -1,20 +1,19 @@
 // Certificate rotation without a restart: vgate serves the new certificate once the files change.
 
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { startServe } from "../../../webhook/src/cli/serve-runtime.js";
 import { createLogger } from "../../../webhook/src/server/logger.js";
 import { selfSignedTls } from "../../../webhook/src/server/tls.js";
 import { servedFingerprint, writeTlsFiles } from "../../support/tls-files.js";
+import { testTempDir } from "../../support/temp-dir.js";
 
 describe("TLS certificate reload", function () {
   this.timeout(20_000);
 
   it("serves a rotated certificate without a restart", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "vgate-tls-"));
+    const dir = testTempDir("vgate-tls-");
     writeTlsFiles(dir, await selfSignedTls());
     const serve = await startServe(
       {

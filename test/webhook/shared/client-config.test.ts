@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import type https from "node:https";
 import { createServer, connect, type Server, type AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { ClientConfig } from "../../../webhook/src/shared/client-config.js";
@@ -12,6 +11,7 @@ import { repoRoot } from "../../support/fixtures.js";
 import { sharedCluster, type VgateCluster } from "../../support/cluster.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
 import { serviceAccountWith, type TestServiceAccount } from "../../support/kube/service-account.js";
+import { suiteTempDir } from "../../support/temp-dir.js";
 
 const b64 = (s: string) => Buffer.from(s).toString("base64");
 
@@ -54,7 +54,7 @@ async function applyBoth(yaml: string, dir?: string): Promise<[object, object]> 
 }
 
 describe("ClientConfig", () => {
-  const dir = mkdtempSync(join(tmpdir(), "vgate-client-config-"));
+  const dir = suiteTempDir("vgate-client-config-");
 
   describe("sets the same request options as client-node's KubeConfig", () => {
     const cases: Record<string, [string, string?]> = {

@@ -4,13 +4,13 @@
 // token and a private key at random places: whatever the error, no piece of either is in it.
 
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { KubeConfigError, loadKubeConfig } from "../../../webhook/src/shared/kubeconfig.js";
+import { suiteTempDir } from "../../support/temp-dir.js";
 
-const dir = mkdtempSync(join(tmpdir(), "vgate-kubeconfig-errors-"));
+const dir = suiteTempDir("vgate-kubeconfig-errors-");
 const TOKEN = "s3cr3t-TOKEN-q7Zp2Lw9Xv4Kd8Mn";
 const KEY_DATA = Buffer.from("-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIPrivateKeyBytes\n").toString(
   "base64",

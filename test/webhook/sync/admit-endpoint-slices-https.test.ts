@@ -4,7 +4,6 @@
 // (test/cluster/vcluster-webhook.test.ts and vcluster-traffic.test.ts watch them do it).
 
 import assert from "node:assert/strict";
-import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +12,7 @@ import fastJsonPatch from "fast-json-patch";
 import { startServe, type StartedServe } from "../../../webhook/src/cli/serve-runtime.js";
 import { createLogger } from "../../../webhook/src/server/logger.js";
 import { postJson } from "../../support/https-client.js";
+import { objectReview } from "../../support/reviews.js";
 
 type Json = Record<string, unknown>;
 const VC = { name: "my-vcluster", namespace: "vcluster-my-vcluster" };
@@ -35,36 +35,24 @@ const CONFIG = `sync:
             kind: Secret
 `;
 
-function review(
+const ADMIN = { username: "admin", groups: ["system:masters"] };
+
+const review = (
   resource: "endpoints" | "endpointslices",
   operation: "CREATE" | "UPDATE",
   object: Json,
   oldObject: Json | null = null,
-): Json {
-  const meta = object.metadata as Json;
-  return {
-    apiVersion: "admission.k8s.io/v1",
-    kind: "AdmissionReview",
-    request: {
-      uid: randomUUID(),
-      kind:
-        resource === "endpoints"
-          ? { group: "", version: "v1", kind: "Endpoints" }
-          : { group: "discovery.k8s.io", version: "v1", kind: "EndpointSlice" },
-      resource:
-        resource === "endpoints"
-          ? { group: "", version: "v1", resource }
-          : { group: "discovery.k8s.io", version: "v1", resource },
-      name: meta.name,
-      namespace: meta.namespace,
-      operation,
-      userInfo: { username: "admin", groups: ["system:masters"] },
-      object,
-      oldObject,
-      dryRun: false,
-    },
-  };
-}
+): Json =>
+  objectReview({
+    ...(resource === "endpoints"
+      ? { kind: "Endpoints", apiVersion: "v1" }
+      : { kind: "EndpointSlice", apiVersion: "discovery.k8s.io/v1" }),
+    resource,
+    operation,
+    object,
+    oldObject,
+    userInfo: ADMIN,
+  });
 
 async function admit(url: string, body: Json): Promise<{ allowed: boolean; out: Json }> {
   const res = await postJson(url, body);

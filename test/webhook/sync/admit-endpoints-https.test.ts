@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -17,6 +17,7 @@ import { translateEndpointsToHost } from "../../../webhook/src/sync/translate-en
 import type { JsonObject } from "../../../webhook/src/patches/types.js";
 import { sharedCluster, type VgateCluster } from "../../support/cluster.js";
 import { repoRoot } from "../../support/fixtures.js";
+import { objectReview } from "../../support/reviews.js";
 import { admit, patched, type AdmissionAnswer } from "./admission-answer.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
 import { servingCert } from "../../support/kube/pki.js";
@@ -28,32 +29,22 @@ const virtualEp = parseYaml(
   readFileSync(resolve(repoRoot, "webhook/examples/endpoints.yaml"), "utf8"),
 ) as JsonObject;
 
-function endpointsReview(
+const SYNCER = { username: "system:serviceaccount:vcluster-my-vcluster:vc-my-vcluster" };
+
+const endpointsReview = (
   operation: "CREATE" | "UPDATE",
   object: Json,
   oldObject: Json | null = null,
-): Json {
-  const meta = object.metadata as Json;
-  return {
-    apiVersion: "admission.k8s.io/v1",
-    kind: "AdmissionReview",
-    request: {
-      uid: randomUUID(),
-      kind: { group: "", version: "v1", kind: "Endpoints" },
-      resource: { group: "", version: "v1", resource: "endpoints" },
-      name: meta.name,
-      namespace: meta.namespace,
-      operation,
-      userInfo: {
-        username: "system:serviceaccount:vcluster-my-vcluster:vc-my-vcluster",
-        groups: [],
-      },
-      object,
-      oldObject,
-      dryRun: false,
-    },
-  };
-}
+): Json =>
+  objectReview({
+    kind: "Endpoints",
+    apiVersion: "v1",
+    resource: "endpoints",
+    operation,
+    object,
+    oldObject,
+    userInfo: SYNCER,
+  });
 
 async function startWith(
   yaml: string,

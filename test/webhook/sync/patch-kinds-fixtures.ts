@@ -11,6 +11,7 @@ import {
 } from "../../../webhook/src/config/patch-kinds.js";
 import { hostName, safeConcatName } from "../../../webhook/src/patches/host-names.js";
 import type { PatchSpec } from "../../../webhook/src/patches/types.js";
+import { objectReview } from "../../support/reviews.js";
 
 type Json = Record<string, unknown>;
 
@@ -211,35 +212,21 @@ export function setsOf(cases: readonly KindCase[]): PatchSet[] {
   return cases.map((c) => ({ kind: c.kind, enabled: true, patches: c.patches }));
 }
 
-export function review(
+/** What vCluster's syncer sends about a host object of the case's kind. */
+export const review = (
   c: Pick<KindCase, "kind" | "apiVersion">,
   operation: "CREATE" | "UPDATE",
   object: Json,
   oldObject: Json | null = null,
   subResource = "",
-): Json {
-  const m = object.metadata as Json;
-  const [group, version] = c.apiVersion.includes("/")
-    ? c.apiVersion.split("/")
-    : ["", c.apiVersion];
-  return {
-    apiVersion: "admission.k8s.io/v1",
-    kind: "AdmissionReview",
-    request: {
-      uid: randomUUID(),
-      kind: { group, version, kind: c.kind.kind },
-      resource: { group, version, resource: c.kind.resource },
-      subResource,
-      name: m.name,
-      namespace: m.namespace ?? "",
-      operation,
-      userInfo: {
-        username: "system:serviceaccount:vcluster-my-vcluster:vc-my-vcluster",
-        groups: [],
-      },
-      object,
-      oldObject,
-      dryRun: false,
-    },
-  };
-}
+): Json =>
+  objectReview({
+    kind: c.kind.kind,
+    apiVersion: c.apiVersion,
+    resource: c.kind.resource,
+    subResource,
+    operation,
+    object,
+    oldObject,
+    userInfo: { username: "system:serviceaccount:vcluster-my-vcluster:vc-my-vcluster" },
+  });
