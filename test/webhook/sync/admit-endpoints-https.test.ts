@@ -337,6 +337,38 @@ describe("POST /mutate/endpoints over HTTPS", function () {
     }
   });
 
+  // KND-40, as on /mutate/patches/virtual: a patch without a reverseExpression cannot tell a
+  // tenant's write from the syncer's, so the value sent is kept; vgate's own patch coming back is
+  // still cancelled.
+  it("--side virtual keeps a tenant's change of a field whose patch has no reverseExpression", async () => {
+    const config = [
+      "sync:",
+      "  toHost:",
+      "    endpoints:",
+      "      enabled: true",
+      "      patches:",
+      '        - path: metadata.annotations["tier"]',
+      "          expression: '\"svc-\" + value'",
+      "",
+    ].join("\n");
+    const { serve, url } = await startWith(config, { side: "virtual" });
+    type Annotated = { metadata: { annotations: Record<string, string> } };
+    const old = structuredClone(virtualEp) as unknown as Annotated;
+    old.metadata.annotations.tier = "db";
+    const update = async (tier: string): Promise<string | undefined> => {
+      const next = structuredClone(old);
+      next.metadata.annotations.tier = tier;
+      const r = await admit(url, endpointsReview("UPDATE", next as Json, old as Json));
+      return (patched(next as Json, r) as Annotated).metadata.annotations.tier;
+    };
+    try {
+      assert.equal(await update("cache"), "cache", "the tenant's own change");
+      assert.equal(await update("svc-db"), "db", "vgate's patch of db, coming back");
+    } finally {
+      await serve.stop();
+    }
+  });
+
   it("passes everything through when sync.toHost.endpoints.enabled is false", async () => {
     const { serve, url } = await startWith(EXAMPLE.replace("enabled: true", "enabled: false"));
     try {

@@ -23,6 +23,7 @@ import { applyGuardedPatches, type PatchRunner } from "./guarded-patch.js";
 import type { Ownership } from "./host-ownership.js";
 import { MarkerLabel } from "../patches/labels.js";
 import { isOurSliceCopy, patchEndpointSlice } from "./admit-endpoint-slices.js";
+import { keepDropped } from "./carried-fields.js";
 import { cancelEchoes } from "./virtual-echo.js";
 import {
   isSyncedHostEndpoints,
@@ -100,7 +101,12 @@ async function patchObject(
   if (deps.side === "virtual") {
     // Only the metadata a host → virtual sync can have written is reverse-patched (EPS-29).
     if (changes.metadata === undefined) return null;
-    const patched = await run({ metadata: changes.metadata }, true);
+    const sent = { metadata: changes.metadata } as JsonObject;
+    const job = { direction, changeSet: true, explain: true, ...context };
+    const reversed = await applyGuardedPatches(deps.run, sent, job);
+    // A field whose patch has no reverseExpression keeps the value sent: a tenant's own change
+    // (KND-40); vgate's own patch coming back is cancelled below.
+    const patched = keepDropped(sent, reversed.object, reversed.explain);
     const oldMeta = (old.metadata ?? {}) as JsonObject;
     const own = {
       metadata: { annotations: oldMeta.annotations ?? {}, labels: oldMeta.labels ?? {} },
