@@ -281,16 +281,20 @@ const ingressRule = (host: string) => ({
         const r = await vc.vkubectl(args, { input: crd });
         assert.equal(r.code, 0, r.stderr);
       }
-      // Established is not served yet: the new resource's handler may answer 429 for a moment.
-      await untilValue(
-        "the virtual Widgets served",
-        async () => (await vc.virtual.admin.request("GET", collection("Widget", ns))).status,
-        (status) => status === 200,
-        30_000,
-      );
+      // A resource whose watch cache is still initializing (a new CRD's; any after kube-apiserver's
+      // restart) answers 429 for a moment: each list must answer 200 before its log opens.
+      const served = async (c: KubeTestClient, path: string) => {
+        await untilValue(
+          `${path} served`,
+          async () => (await c.request("GET", path)).status,
+          (status) => status === 200,
+          30_000,
+        );
+        return writeLog(c, path);
+      };
       for (const kind of Object.keys(API) as Kind[]) {
-        host[kind] = await writeLog(rig.admin, collection(kind, vc.hostNamespace));
-        virtual[kind] = await writeLog(vc.virtual.admin, collection(kind, ns));
+        host[kind] = await served(rig.admin, collection(kind, vc.hostNamespace));
+        virtual[kind] = await served(vc.virtual.admin, collection(kind, ns));
       }
       created = Date.now();
       const v = vc.virtual.admin;
