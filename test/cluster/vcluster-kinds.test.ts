@@ -11,9 +11,11 @@
 // time: a syncer and a patch that disagree would write for ever). The Pod runs on the real node
 // with its patched nodeSelector; an update in the virtual cluster reaches the host with the patches
 // run on the changed fields only, and the tenant's own change stays (docs/decisions.md KND-40).
+// Ingresses keep vCluster's backend names next to the patched hosts. A custom resource toHost gets
+// no host copy at all: open-source vCluster has no syncer for it (docs/decisions.md KND-60).
 
 import assert from "node:assert/strict";
-import type { KubeObject } from "../support/kube/kube-client.js";
+import type { KubeObject, KubeTestClient } from "../support/kube/kube-client.js";
 import { untilValue } from "../support/until.js";
 import { nodeImages } from "../support/node/cluster-tier.js";
 import { startNodeRig, type NodeRig } from "../support/node/node-rig.js";
@@ -35,10 +37,12 @@ const SETTLE_MS = 60_000;
 
 // What a platform team writes: ConfigMaps pull through a mirror, Secrets carry the tenant on the
 // host, Services name their TLS Secret's host copy and a load-balancer pool of the tenants', Pods
-// run on Linux nodes only and are never evicted by the autoscaler. Expressions that are not
+// run on Linux nodes only and are never evicted by the autoscaler, Ingresses serve the tenants' hosts
+// as names under the host's domain, from the platform's source ranges only. Expressions that are not
 // idempotent (a prefix), so a patch run twice on one value shows. A patch never creates a missing
 // key (docs/reference.md#patch-path-resolution), so the Pod's patches add theirs to the whole map.
 const MIRROR = "mirror.example.com/";
+const HOST_DOMAIN = ".apps.example.com";
 const CONFIG = `sync:
   toHost:
     pods:
@@ -57,6 +61,19 @@ const CONFIG = `sync:
           expression: '"${MIRROR}" + value'
         - path: data["fallback-registry"]
           expression: '"${MIRROR}" + value'
+    ingresses:
+      enabled: true
+      patches:
+        - path: spec.rules[*].host
+          expression: 'value.split(".").join("-") + "${HOST_DOMAIN}"'
+        - path: metadata.annotations
+          expression: '({...value, "nginx.ingress.kubernetes.io/whitelist-source-range": "10.0.0.0/8"})'
+    customResources:
+      widgets.example.com:
+        enabled: true
+        patches:
+          - path: spec.size
+            expression: '"host-" + value'
     services:
       patches:
         - path: metadata.annotations["example.com/tls-secret"]
@@ -73,12 +90,51 @@ const KINDS: PatchesComponent["kinds"] = [
   { group: "", resource: "secrets" },
   { group: "", resource: "configmaps" },
   { group: "", resource: "services", status: true },
+  { group: "networking.k8s.io", resource: "ingresses", status: true },
+  { group: "example.com", resource: "widgets", status: true },
 ];
 
-// What the syncer needs to sync these kinds: every ConfigMap and Secret, not only those a Pod uses
-// (pods and services are on by the chart's defaults). No patches: see the header.
+// What the syncer needs to sync these kinds: every ConfigMap and Secret, not only those a Pod uses,
+// Ingresses, and the custom resource (pods and services are on by the chart's defaults). No
+// patches: see the header.
 const SYNCER_VALUES = {
-  sync: { toHost: { configMaps: { all: true }, secrets: { all: true } } },
+  sync: {
+    toHost: {
+      configMaps: { all: true },
+      secrets: { all: true },
+      ingresses: { enabled: true },
+      customResources: { "widgets.example.com": { enabled: true } },
+    },
+  },
+};
+
+/** A small namespaced custom resource, defined in both clusters. */
+const WIDGET_CRD = {
+  apiVersion: "apiextensions.k8s.io/v1",
+  kind: "CustomResourceDefinition",
+  metadata: { name: "widgets.example.com" },
+  spec: {
+    group: "example.com",
+    scope: "Namespaced",
+    names: { plural: "widgets", singular: "widget", kind: "Widget", listKind: "WidgetList" },
+    versions: [
+      {
+        name: "v1",
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: {
+          openAPIV3Schema: {
+            type: "object",
+            properties: {
+              spec: { type: "object", properties: { size: { type: "string" } } },
+              status: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+            },
+          },
+        },
+      },
+    ],
+  },
 };
 
 type Obj = KubeObject & {
@@ -92,13 +148,44 @@ const annotations = (o: Obj | null): Record<string, string> => o?.metadata.annot
 const labels = (o: Obj | null): Record<string, string> => o?.metadata.labels ?? {};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type Kind = "ConfigMap" | "Secret" | "Service" | "Pod";
-const COLLECTION: Record<Kind, string> = {
-  ConfigMap: "configmaps",
-  Secret: "secrets",
-  Service: "services",
-  Pod: "pods",
+type Kind = "ConfigMap" | "Secret" | "Service" | "Pod" | "Ingress" | "Widget";
+/** Each kind's apiVersion and plural. */
+const API: Record<Kind, { apiVersion: string; plural: string }> = {
+  ConfigMap: { apiVersion: "v1", plural: "configmaps" },
+  Secret: { apiVersion: "v1", plural: "secrets" },
+  Service: { apiVersion: "v1", plural: "services" },
+  Pod: { apiVersion: "v1", plural: "pods" },
+  Ingress: { apiVersion: "networking.k8s.io/v1", plural: "ingresses" },
+  Widget: { apiVersion: "example.com/v1", plural: "widgets" },
 };
+/** The list path of `kind` in `namespace`. */
+const collection = (kind: Kind, namespace: string): string => {
+  const { apiVersion, plural } = API[kind];
+  const base = apiVersion === "v1" ? "/api/v1" : `/apis/${apiVersion}`;
+  return `${base}/namespaces/${namespace}/${plural}`;
+};
+
+type IngressRule = {
+  host?: string;
+  http?: { paths: { backend: { service?: { name: string } } }[] };
+};
+const rules = (o: Obj | null): IngressRule[] => (o?.spec?.["rules"] as IngressRule[]) ?? [];
+const ruleHosts = (o: Obj | null): (string | undefined)[] => rules(o).map((r) => r.host);
+const WHITELIST = "nginx.ingress.kubernetes.io/whitelist-source-range";
+
+/** An Ingress rule for `host`, to the Service web. */
+const ingressRule = (host: string) => ({
+  host,
+  http: {
+    paths: [
+      {
+        path: "/",
+        pathType: "Prefix",
+        backend: { service: { name: "web", port: { number: 80 } } },
+      },
+    ],
+  },
+});
 
 (HAVE_VCLUSTER ? describe : describe.skip)(
   `vgate's patches on several kinds with vCluster's real syncer${VCLUSTER_SKIP_REASON}`,
@@ -112,14 +199,16 @@ const COLLECTION: Record<Kind, string> = {
     let created = 0;
     const figures: string[] = [];
 
+    // By path: the client's plural of Ingress would be wrong.
+    async function getObject(c: KubeTestClient, kind: Kind, namespace: string, name: string) {
+      const res = await c.request<Obj>("GET", `${collection(kind, namespace)}/${name}`);
+      if (res.status === 404) return null;
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      return res.body;
+    }
     const hostObject = (kind: Kind, name: string) =>
-      rig.admin.get<Obj>({
-        apiVersion: "v1",
-        kind,
-        metadata: { name: vc.hostName(ns, name), namespace: vc.hostNamespace },
-      });
-    const virtualObject = (kind: Kind, name: string) =>
-      vc.virtual.admin.get<Obj>({ apiVersion: "v1", kind, metadata: { name, namespace: ns } });
+      getObject(rig.admin, kind, vc.hostNamespace, vc.hostName(ns, name));
+    const virtualObject = (kind: Kind, name: string) => getObject(vc.virtual.admin, kind, ns, name);
 
     /**
      * Until the host copy of `name` has had no write for QUIET_MS, within SETTLE_MS of `since`;
@@ -156,7 +245,7 @@ const COLLECTION: Record<Kind, string> = {
     }
 
     async function mergePatch(kind: Kind, name: string, patch: Record<string, unknown>) {
-      const path = `/api/v1/namespaces/${ns}/${COLLECTION[kind]}/${name}`;
+      const path = `${collection(kind, ns)}/${name}`;
       const res = await vc.virtual.admin.request("PATCH", path, patch, {
         "Content-Type": "application/merge-patch+json",
       });
@@ -166,6 +255,17 @@ const COLLECTION: Record<Kind, string> = {
     before(async () => {
       const images = nodeImages();
       rig = await startNodeRig({ pause: images.pause, images: [images.test] });
+      const crd = JSON.stringify(WIDGET_CRD);
+      const established = [
+        "wait",
+        "--for=condition=Established",
+        "--timeout=60s",
+        "crd/widgets.example.com",
+      ];
+      for (const args of [["apply", "-f", "-"], established]) {
+        const r = await rig.kubectl(args, { input: crd });
+        assert.equal(r.code, 0, r.stderr);
+      }
       // vgate first: with failurePolicy Fail its webhook must answer before the syncer writes.
       const install = await installVgate(rig, images.vgate, {
         patches: {
@@ -177,18 +277,34 @@ const COLLECTION: Record<Kind, string> = {
       });
       vc = await startVCluster(rig, vclusterParts(), { values: SYNCER_VALUES });
       await installVirtualWebhook(install, vc.virtual.adminKubeconfig, "patches");
-      for (const kind of Object.keys(COLLECTION) as Kind[]) {
-        host[kind] = await writeLog(
-          rig.admin,
-          `/api/v1/namespaces/${vc.hostNamespace}/${COLLECTION[kind]}`,
+      for (const args of [["apply", "-f", "-"], established]) {
+        const r = await vc.vkubectl(args, { input: crd });
+        assert.equal(r.code, 0, r.stderr);
+      }
+      // A resource whose watch cache is still initializing (a new CRD's; any after kube-apiserver's
+      // restart) answers 429 for a moment: each list must answer 200 before its log opens.
+      const served = async (c: KubeTestClient, path: string) => {
+        await untilValue(
+          `${path} served`,
+          async () => (await c.request("GET", path)).status,
+          (status) => status === 200,
+          30_000,
         );
-        virtual[kind] = await writeLog(
-          vc.virtual.admin,
-          `/api/v1/namespaces/${ns}/${COLLECTION[kind]}`,
-        );
+        return writeLog(c, path);
+      };
+      for (const kind of Object.keys(API) as Kind[]) {
+        host[kind] = await served(rig.admin, collection(kind, vc.hostNamespace));
+        virtual[kind] = await served(vc.virtual.admin, collection(kind, ns));
       }
       created = Date.now();
       const v = vc.virtual.admin;
+      // First, so the other kinds' copies show the syncer had time for it.
+      await v.create({
+        apiVersion: "example.com/v1",
+        kind: "Widget",
+        metadata: { name: "w", namespace: ns },
+        spec: { size: "small" },
+      } as KubeObject);
       await v.create({
         apiVersion: "v1",
         kind: "Secret",
@@ -212,6 +328,13 @@ const COLLECTION: Record<Kind, string> = {
         },
         spec: { selector: { app: "web" }, ports: [{ name: "http", port: 80, protocol: "TCP" }] },
       } as KubeObject);
+      const ingress = await v.request("POST", collection("Ingress", ns), {
+        apiVersion: "networking.k8s.io/v1",
+        kind: "Ingress",
+        metadata: { name: "web", namespace: ns, annotations: { "example.com/team": "team-a" } },
+        spec: { rules: [ingressRule("shop.team-a.example"), ingressRule("api.team-a.example")] },
+      });
+      assert.equal(ingress.status, 201, JSON.stringify(ingress.body));
       // The virtual default ServiceAccount may come a moment after the namespace: retry on 403.
       const pod = {
         apiVersion: "v1",
@@ -360,11 +483,69 @@ const COLLECTION: Record<Kind, string> = {
       );
     });
 
+    it("Ingress: hosts and annotations patched on the host, backends vCluster's, writes stop", async () => {
+      const copy = await untilValue(
+        "the host copy of the Ingress web",
+        () => hostObject("Ingress", "web"),
+        (o) => o !== null,
+      );
+      assert.deepEqual(ruleHosts(copy), [
+        `shop-team-a-example${HOST_DOMAIN}`,
+        `api-team-a-example${HOST_DOMAIN}`,
+      ]);
+      // vCluster's own translation of the backends is kept: the Service's host name.
+      const backends = rules(copy).map((r) => r.http?.paths[0]?.backend.service?.name);
+      assert.deepEqual(backends, [vc.hostName(ns, "web"), vc.hostName(ns, "web")]);
+      assert.equal(annotations(copy)[WHITELIST], "10.0.0.0/8");
+      assert.equal(annotations(copy)["example.com/team"], "team-a");
+      const n = await quiet("Ingress", "web", created);
+      figures.push(`Ingress host ${n.host}, virtual ${n.virtual}`);
+      const after = await hostObject("Ingress", "web");
+      assert.deepEqual(ruleHosts(after), ruleHosts(copy));
+      assert.equal(annotations(after)[WHITELIST], "10.0.0.0/8");
+      const own = await virtualObject("Ingress", "web");
+      assert.deepEqual(ruleHosts(own), ["shop.team-a.example", "api.team-a.example"]);
+      assert.deepEqual(
+        rules(own).map((r) => r.http?.paths[0]?.backend.service?.name),
+        ["web", "web"],
+      );
+      assert.equal(annotations(own)["example.com/team"], "team-a");
+      everyVirtualWrite("Ingress", "web", created, (o) =>
+        ruleHosts(o).every((h) => !h?.endsWith(HOST_DOMAIN)),
+      );
+      // A key the annotation-map patch adds comes back: the Ingress syncer merges a host change of
+      // the annotations into the virtual object (AnnotationsBidirectionalUpdateFunction), and the
+      // echo rule only recognises a value the virtual object has (docs/reference.md#ingress-added-key).
+      // One write, then quiet; the Pod's syncer does not carry such a key.
+      assert.equal(annotations(own)[WHITELIST], "10.0.0.0/8");
+      assert.equal(n.virtual, 1);
+    });
+
+    it("custom resource toHost: open-source vCluster makes no host copy to patch", async () => {
+      // docs/reference.md#custom-resources-to-host: the syncer of sync.toHost.customResources is
+      // vCluster Pro's (pro.BuildProSyncers builds none in the open-source module). The Widget was
+      // created before every other object, whose host copies the tests above saw.
+      assert.deepEqual((await virtualObject("Widget", "w"))?.spec, { size: "small" });
+      assert.equal(await hostObject("Widget", "w"), null);
+      const all = await rig.admin.request<{ items: Obj[] }>("GET", "/apis/example.com/v1/widgets");
+      assert.equal(all.status, 200, JSON.stringify(all.body));
+      assert.deepEqual(
+        all.body.items.map((o) => `${o.metadata.namespace}/${o.metadata.name}`),
+        [],
+      );
+      assert.deepEqual(host.Widget.since(created), []);
+      // The virtual Widget is the user's alone: nothing wrote it after its create.
+      assert.equal(virtual.Widget.since(created).length, 1);
+    });
+
     it("an update in the virtual cluster is patched on its changed fields only", async () => {
       const t0 = Date.now();
       await mergePatch("ConfigMap", "app", { data: { registry: "ghcr.io/team", level: "debug" } });
       await mergePatch("Service", "web", {
         metadata: { annotations: { "example.com/lb-pool": "green" } },
+      });
+      await mergePatch("Ingress", "web", {
+        spec: { rules: [ingressRule("store.team-a.example"), ingressRule("api.team-a.example")] },
       });
       const cm = await untilValue(
         "the host ConfigMap app with the new registry",
@@ -387,12 +568,33 @@ const COLLECTION: Record<Kind, string> = {
         annotations(svc)["example.com/tls-secret"],
         hostNameShort("web-tls", ns, vc.name),
       );
-      const [c, s] = await Promise.all([
+      const ing = await untilValue(
+        "the host Ingress web with the new host",
+        () => hostObject("Ingress", "web"),
+        (o) => ruleHosts(o)[0] !== `shop-team-a-example${HOST_DOMAIN}`,
+      );
+      // Each host patched once, the one the user did not change too.
+      assert.deepEqual(ruleHosts(ing), [
+        `store-team-a-example${HOST_DOMAIN}`,
+        `api-team-a-example${HOST_DOMAIN}`,
+      ]);
+      assert.equal(annotations(ing)[WHITELIST], "10.0.0.0/8");
+      const [c, s, i] = await Promise.all([
         quiet("ConfigMap", "app", t0),
         quiet("Service", "web", t0),
+        quiet("Ingress", "web", t0),
       ]);
       figures.push(`after the update: ConfigMap host ${c.host}, virtual ${c.virtual}`);
       figures.push(`Service host ${s.host}, virtual ${s.virtual}`);
+      figures.push(`Ingress host ${i.host}, virtual ${i.virtual}`);
+      assert.deepEqual(ruleHosts(await hostObject("Ingress", "web")), ruleHosts(ing));
+      assert.deepEqual(ruleHosts(await virtualObject("Ingress", "web")), [
+        "store.team-a.example",
+        "api.team-a.example",
+      ]);
+      everyVirtualWrite("Ingress", "web", t0, (o) =>
+        ruleHosts(o).every((h) => !h?.endsWith(HOST_DOMAIN)),
+      );
       assert.deepEqual((await hostObject("ConfigMap", "app"))!.data, cm!.data);
       assert.equal(
         annotations(await hostObject("Service", "web"))["example.com/lb-pool"],
