@@ -96,12 +96,23 @@ export function cancelLeafEchoes(
     return patched;
   }
   if (!isObject(incoming) || !isObject(patched)) return patched;
-  const out: JsonObject = { ...patched };
-  for (const key of Object.keys(incoming)) {
-    if (!Object.hasOwn(patched, key)) continue;
-    const sub = (value: Json | undefined): Json | undefined =>
-      isObject(value) && Object.hasOwn(value, key) ? value[key] : undefined;
-    setOwn(out, key, cancelLeafEchoes(incoming[key]!, patched[key]!, sub(forwardOld), sub(old)));
+  const sub = (value: Json | undefined, key: string): Json | undefined =>
+    isObject(value) && Object.hasOwn(value, key) ? value[key] : undefined;
+  // A key the virtual object lacks, whose value is exactly what the forward patches add to it (a
+  // map patch adding a key): vgate's patch coming back, left out of the change set (KND-61).
+  const addedEcho = (key: string): boolean => {
+    const value = incoming[key];
+    return (
+      typeof value === "string" && sub(old, key) === undefined && sub(forwardOld, key) === value
+    );
+  };
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(patched)) {
+    if (Object.hasOwn(incoming, key) && addedEcho(key)) continue;
+    const echoed = Object.hasOwn(incoming, key)
+      ? cancelLeafEchoes(incoming[key]!, value, sub(forwardOld, key), sub(old, key))
+      : value;
+    setOwn(out, key, echoed);
   }
   return out;
 }

@@ -8,6 +8,7 @@
 
 import type { Json, JsonObject } from "../patches/types.js";
 import { isObject } from "../shared/json.js";
+import { setOwn } from "../patches/traverse.js";
 
 const MAPS = ["annotations", "labels"] as const;
 
@@ -19,7 +20,8 @@ const mapOf = (meta: Json | undefined, map: string): JsonObject => {
 /**
  * `patched` (the reverse-patched metadata of a change set) with every annotation and label whose
  * incoming value equals the forward-patched value of the virtual object's own (`forwardOld`) set
- * back to that own value (`old`).
+ * back to that own value (`old`), and every one the virtual object lacks whose value is what the
+ * forward patches add left out.
  */
 export function cancelEchoes(
   incoming: JsonObject,
@@ -30,19 +32,21 @@ export function cancelEchoes(
   const out: JsonObject = { ...patched };
   for (const map of MAPS) {
     const sent = mapOf(incoming, map);
+    const own = mapOf(old, map);
+    const forward = mapOf(forwardOld, map);
     const echoes = Object.keys(sent).filter((key) => {
       const value = sent[key];
-      const own = mapOf(old, map)[key];
-      return (
-        typeof value === "string" &&
-        typeof own === "string" &&
-        value !== own &&
-        mapOf(forwardOld, map)[key] === value
-      );
+      if (typeof value !== "string" || forward[key] !== value) return false;
+      // A key the virtual object lacks that the forward patches add (a map patch): KND-61.
+      if (!Object.hasOwn(own, key)) return true;
+      return typeof own[key] === "string" && value !== own[key];
     });
     if (echoes.length === 0) continue;
-    const values: JsonObject = { ...mapOf(patched, map) };
-    for (const key of echoes) values[key] = mapOf(old, map)[key] as Json;
+    const values: JsonObject = {};
+    for (const [key, value] of Object.entries(mapOf(patched, map))) {
+      if (!echoes.includes(key)) setOwn(values, key, value);
+    }
+    for (const key of echoes) if (Object.hasOwn(own, key)) setOwn(values, key, own[key]!);
     out[map] = values;
   }
   return out;
