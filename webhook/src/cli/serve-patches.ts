@@ -1,5 +1,5 @@
 // /mutate/patches for `vgate serve --config` (and, per discovered vCluster, --discover-vclusters):
-// the sync.toHost kinds of the loaded config, each with its own patches in the sandbox, and their
+// the sync.toHost kinds of the loaded config (and sync.fromHost ones on the virtual side), each with its own patches in the sandbox, and their
 // failures counted in vgate_sync_patch_failures_total.
 // Kept apart from serve-runtime.ts so that tests assemble the same admission from a LoadedVCluster
 // they build themselves.
@@ -9,14 +9,19 @@ import type { Metrics } from "../server/metrics.js";
 import { kindLabel, type PatchesAdmission, type ServedKind } from "../sync/admit-patches.js";
 import type { VClusterRunner } from "../sync/patch-runner.js";
 
-/** The kinds /mutate/patches serves: sync.fromHost kinds' objects are written in the virtual cluster. */
+/**
+ * The kinds /mutate/patches and /mutate/patches/virtual serve: the host side takes the sync.toHost
+ * ones, the virtual side the sync.fromHost ones too, whose objects vCluster writes in the virtual
+ * cluster (KND-50).
+ */
 export function servedKinds(loaded: LoadedVCluster, runner: VClusterRunner): ServedKind[] {
   const kinds: ServedKind[] = [];
   for (const set of loaded.patchSets) {
     const run = runner.runFor(set.kind);
-    if (set.kind.section === "toHost" && run) {
-      kinds.push({ kind: set.kind, enabled: set.enabled, run });
-    }
+    if (!run) continue;
+    const served: ServedKind = { kind: set.kind, enabled: set.enabled, run };
+    if (set.mappings !== undefined) served.mappings = set.mappings;
+    kinds.push(served);
   }
   return kinds;
 }
