@@ -158,6 +158,23 @@ describe("POST /mutate/patches/virtual: sync.fromHost kinds over HTTPS", functio
       }
     });
 
+    it("passes Nodes untouched, with a warning, when vCluster syncs their changes back", async () => {
+      const loaded = loadedWith([nodeSet(NODE_PATCHES)]);
+      loaded.vcluster.config = { sync: { fromHost: { nodes: { syncBackChanges: true } } } };
+      const s = await startPatchesServer(loaded);
+      try {
+        const r = await admit(s.virtualUrl, review(NODES, "CREATE", virtualNode()));
+        assert.equal(r.allowed, true);
+        assert.equal(r.patch, undefined);
+        assert.match(
+          r.warnings?.[0] ?? "",
+          /Node "node-1" not patched: sync\.fromHost\.nodes\.syncBackChanges is on/,
+        );
+      } finally {
+        await s.stop();
+      }
+    });
+
     describe("a failing patch", () => {
       const failing = [NODE_PATCHES[0]!, { path: "spec.podCIDR", expression: "value.no.such" }];
 

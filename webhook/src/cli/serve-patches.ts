@@ -8,6 +8,18 @@ import type { LoadedVCluster } from "../config/loaded-vcluster.js";
 import type { Metrics } from "../server/metrics.js";
 import { kindLabel, type PatchesAdmission, type ServedKind } from "../sync/admit-patches.js";
 import type { VClusterRunner } from "../sync/patch-runner.js";
+import type { Json } from "../patches/types.js";
+import { isObject } from "../shared/json.js";
+
+/** sync.fromHost.nodes.syncBackChanges: vCluster copies virtual Node labels and taints to the host. */
+function syncsNodesBack(loaded: LoadedVCluster): boolean {
+  let here: Json | undefined = loaded.vcluster.config;
+  for (const key of ["sync", "fromHost", "nodes", "syncBackChanges"]) {
+    if (!isObject(here) || !Object.hasOwn(here, key)) return false;
+    here = here[key];
+  }
+  return here === true;
+}
 
 /**
  * The kinds /mutate/patches and /mutate/patches/virtual serve: the host side takes the sync.toHost
@@ -21,6 +33,10 @@ export function servedKinds(loaded: LoadedVCluster, runner: VClusterRunner): Ser
     if (!run) continue;
     const served: ServedKind = { kind: set.kind, enabled: set.enabled, run };
     if (set.mappings !== undefined) served.mappings = set.mappings;
+    if (set.kind.section === "fromHost" && set.kind.key === "nodes" && syncsNodesBack(loaded)) {
+      served.notPatched =
+        "sync.fromHost.nodes.syncBackChanges is on: vCluster writes a virtual Node's labels and taints back to the host node, which a patch must not reach";
+    }
     kinds.push(served);
   }
   return kinds;

@@ -40,6 +40,8 @@ export interface ServedKind {
   run: PatchRunner;
   /** sync.fromHost.configMaps and .secrets: the mappings that name the objects synced (KND-51). */
   mappings?: Readonly<Record<string, string>>;
+  /** Why the kind's objects pass untouched although it has patches (KND-53). */
+  notPatched?: string;
 }
 
 export interface PatchesAdmission {
@@ -276,6 +278,11 @@ export async function admitPatches(
   if (deps.side === "host") {
     const gated = hostGate(req, served, deps);
     if (gated !== null) return gated;
+  }
+  if (served.notPatched !== undefined) {
+    return allow(req.uid, [
+      `${served.kind.kind || req.kind.kind} ${JSON.stringify(objectRef(req))} not patched: ${served.notPatched}`,
+    ]);
   }
   if (fromHost && !syncedFromHost(req, served)) {
     return allow(req.uid, [
