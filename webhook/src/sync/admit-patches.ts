@@ -251,23 +251,40 @@ export function patchesResource(req: AdmissionRequest, deps: PatchesAdmission): 
   return served !== undefined || toEndpoints(req, served, deps);
 }
 
+/** The status subresource only where vCluster carries the status host → virtual. */
+function subResourceServed(req: AdmissionRequest, served: ServedKind, deps: PatchesAdmission) {
+  if (req.subResource === "") return true;
+  if (req.subResource !== "status" || deps.side !== "virtual") return false;
+  return served.kind.section === "fromHost"
+    ? fromHostStatus(served.kind.key)
+    : carriedFields(served.kind.key).includes("status");
+}
+
+/** Why a virtual-side object of a kind with patches is not patched, or null to go on. */
+function virtualGate(req: AdmissionRequest, served: ServedKind): string | null {
+  if (served.notPatched !== undefined) return served.notPatched;
+  if (served.kind.section === "fromHost" && !syncedFromHost(req, served)) {
+    return `sync.${kindLabel(served.kind)}.mappings do not bring it from the host`;
+  }
+  return null;
+}
+
+async function patchFor(req: AdmissionRequest, served: ServedKind, side: PatchesAdmission["side"]) {
+  if (side === "host") return patchHost(req, served);
+  return served.kind.section === "fromHost"
+    ? patchFromHost(req, served)
+    : patchVirtual(req, served);
+}
+
 export async function admitPatches(
   req: AdmissionRequest,
   deps: PatchesAdmission,
 ): Promise<AdmissionReviewResponse> {
   const served = find(req, deps);
   if (toEndpoints(req, served, deps)) return deps.endpoints!(req);
-  // The status subresource only where vCluster carries the status host → virtual.
-  const fromHost = served?.kind.section === "fromHost";
-  const subOk =
-    req.subResource === "" ||
-    (req.subResource === "status" &&
-      deps.side === "virtual" &&
-      served !== undefined &&
-      (fromHost
-        ? fromHostStatus(served.kind.key)
-        : carriedFields(served.kind.key).includes("status")));
-  if (served === undefined || !subOk) return misconfigured(req, deps);
+  if (served === undefined || !subResourceServed(req, served, deps)) {
+    return misconfigured(req, deps);
+  }
   if (
     !served.enabled ||
     (req.operation !== "CREATE" && req.operation !== "UPDATE") ||
@@ -279,29 +296,17 @@ export async function admitPatches(
     const gated = hostGate(req, served, deps);
     if (gated !== null) return gated;
   }
-  if (served.notPatched !== undefined) {
-    return allow(req.uid, [
-      `${served.kind.kind || req.kind.kind} ${JSON.stringify(objectRef(req))} not patched: ${served.notPatched}`,
-    ]);
-  }
-  if (fromHost && !syncedFromHost(req, served)) {
-    return allow(req.uid, [
-      `${served.kind.kind || req.kind.kind} ${JSON.stringify(objectRef(req))} not patched: sync.${kindLabel(served.kind)}.mappings do not bring it from the host`,
-    ]);
-  }
+  const what = `${served.kind.kind || req.kind.kind} ${JSON.stringify(objectRef(req))}`;
+  const why = virtualGate(req, served);
+  if (why !== null) return allow(req.uid, [`${what} not patched: ${why}`]);
   try {
-    const patched =
-      deps.side === "host"
-        ? await patchHost(req, served)
-        : fromHost
-          ? await patchFromHost(req, served)
-          : await patchVirtual(req, served);
+    const patched = await patchFor(req, served, deps.side);
     return patched ? allowWithPatch(req.uid, req.object, patched) : allow(req.uid);
   } catch (err) {
     if (err instanceof KubeError && err.code === 503) return deny(req.uid, err);
     const index = err instanceof PatchError ? err.patchIndex : undefined;
     deps.onPatchFailure?.(served.kind, index);
-    const message = `${served.kind.kind || req.kind.kind} ${JSON.stringify(objectRef(req))}: sync.${kindLabel(served.kind)}.patches failed: ${err instanceof Error ? err.message : String(err)}`;
+    const message = `${what}: sync.${kindLabel(served.kind)}.patches failed: ${err instanceof Error ? err.message : String(err)}`;
     if (deps.onPatchError === "allow")
       return allow(req.uid, [`${message}; admitted unchanged (--on-patch-error=allow)`]);
     return deny(req.uid, newBadRequest(message));
