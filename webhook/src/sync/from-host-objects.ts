@@ -2,9 +2,10 @@
 // objects, and which of their fields it copies from the host (vCluster v0.34). Only those get the
 // kind's host → virtual patches (docs/decisions.md KND-50, KND-51). Pure.
 //
-// - Nodes (pkg/controllers/resources/nodes/): every virtual Node is a host node's; the syncer
-//   deletes a virtual Node without one. It copies labels, annotations, the spec (taints merged)
-//   and the status.
+// - Nodes (pkg/controllers/resources/nodes/): every virtual Node is patched. The syncer creates
+//   one with the host node's labels and annotations only (its `vcluster.loft.sh/managed-by`
+//   marker comes with its first update, and a tenant can write it too), then copies labels,
+//   annotations, the spec (taints merged) and the status.
 // - ConfigMaps and Secrets (pkg/controllers/resources/{configmaps,secrets}/from_host_syncer.go,
 //   pkg/syncer/translator/from_config_translator.go): only the objects `mappings.byName` names,
 //   never a host `kube-root-ca.crt`; it copies annotations, labels and `data`.
