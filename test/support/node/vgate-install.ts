@@ -117,6 +117,8 @@ export function withComponent(block: string, name: "endpoints" | "patches"): str
 export interface PatchesComponent extends EndpointsComponent {
   /** The kinds the config has sync.toHost patches for; `status` where vCluster copies it back. */
   kinds: readonly { group: string; resource: string; status?: boolean }[];
+  /** The sync.fromHost kinds it has patches for: virtual-cluster.yaml rules, CREATE and UPDATE. */
+  fromHost?: readonly { group: string; resource: string; status?: boolean; scope: string }[];
 }
 
 type JsonPatchOp = { op: string; path: string; value: { rules?: unknown } };
@@ -147,13 +149,22 @@ function editPatchesComponent(workDir: string, c: PatchesComponent): void {
   const at = docs.findIndex((d) => /^kind: MutatingWebhookConfiguration$/m.test(d));
   const config = parse(docs[at] ?? "") as { webhooks: { rules: unknown }[] } | null;
   if (!config?.webhooks[0]) throw new Error(`${virtualFile} has no webhook configuration`);
-  config.webhooks[0].rules = c.kinds.map((k) => ({
-    apiGroups: [k.group],
-    apiVersions: ["*"],
-    resources: k.status ? [k.resource, `${k.resource}/status`] : [k.resource],
-    operations: ["UPDATE"],
-    scope: "Namespaced",
-  }));
+  config.webhooks[0].rules = [
+    ...c.kinds.map((k) => ({
+      apiGroups: [k.group],
+      apiVersions: ["*"],
+      resources: k.status ? [k.resource, `${k.resource}/status`] : [k.resource],
+      operations: ["UPDATE"],
+      scope: "Namespaced",
+    })),
+    ...(c.fromHost ?? []).map((k) => ({
+      apiGroups: [k.group],
+      apiVersions: ["*"],
+      resources: k.status ? [k.resource, `${k.resource}/status`] : [k.resource],
+      operations: ["CREATE", "UPDATE"],
+      scope: k.scope,
+    })),
+  ];
   docs[at] = `\n${stringify(config)}`;
   writeFileSync(virtualFile, docs.join("---"));
 }

@@ -1,5 +1,5 @@
 // /mutate/patches for `vgate serve --config` (and, per discovered vCluster, --discover-vclusters):
-// the sync.toHost kinds of the loaded config, each with its own patches in the sandbox, and their
+// the sync.toHost kinds of the loaded config (and sync.fromHost ones on the virtual side), each with its own patches in the sandbox, and their
 // failures counted in vgate_sync_patch_failures_total.
 // Kept apart from serve-runtime.ts so that tests assemble the same admission from a LoadedVCluster
 // they build themselves.
@@ -8,15 +8,36 @@ import type { LoadedVCluster } from "../config/loaded-vcluster.js";
 import type { Metrics } from "../server/metrics.js";
 import { kindLabel, type PatchesAdmission, type ServedKind } from "../sync/admit-patches.js";
 import type { VClusterRunner } from "../sync/patch-runner.js";
+import type { Json } from "../patches/types.js";
+import { isObject } from "../shared/json.js";
 
-/** The kinds /mutate/patches serves: sync.fromHost kinds' objects are written in the virtual cluster. */
+/** sync.fromHost.nodes.syncBackChanges: vCluster copies virtual Node labels and taints to the host. */
+function syncsNodesBack(loaded: LoadedVCluster): boolean {
+  let here: Json | undefined = loaded.vcluster.config;
+  for (const key of ["sync", "fromHost", "nodes", "syncBackChanges"]) {
+    if (!isObject(here) || !Object.hasOwn(here, key)) return false;
+    here = here[key];
+  }
+  return here === true;
+}
+
+/**
+ * The kinds /mutate/patches and /mutate/patches/virtual serve: the host side takes the sync.toHost
+ * ones, the virtual side the sync.fromHost ones too, whose objects vCluster writes in the virtual
+ * cluster (KND-50).
+ */
 export function servedKinds(loaded: LoadedVCluster, runner: VClusterRunner): ServedKind[] {
   const kinds: ServedKind[] = [];
   for (const set of loaded.patchSets) {
     const run = runner.runFor(set.kind);
-    if (set.kind.section === "toHost" && run) {
-      kinds.push({ kind: set.kind, enabled: set.enabled, run });
+    if (!run) continue;
+    const served: ServedKind = { kind: set.kind, enabled: set.enabled, run };
+    if (set.mappings !== undefined) served.mappings = set.mappings;
+    if (set.kind.section === "fromHost" && set.kind.key === "nodes" && syncsNodesBack(loaded)) {
+      served.notPatched =
+        "sync.fromHost.nodes.syncBackChanges is on: vCluster writes a virtual Node's labels and taints back to the host node, which a patch must not reach";
     }
+    kinds.push(served);
   }
   return kinds;
 }

@@ -194,7 +194,11 @@ async function startEndpoints(
     owner: { ...deps.owner, vclusterNamespace: opts.vclusterNamespace },
   });
   logger.info(
-    { side: opts.side, kinds: servedResources(patchesDeps.kinds) },
+    {
+      side: opts.side,
+      kinds: servedResources(patchesDeps.kinds),
+      virtualKinds: servedResources(patchesDeps.kinds, "virtual"),
+    },
     "serving /mutate/patches and /mutate/patches/virtual",
   );
   return {

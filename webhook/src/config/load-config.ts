@@ -24,7 +24,12 @@ export interface VClusterConfig {
   endpoints: { enabled: boolean; patches: PatchSpec[] };
   namespaces: { enabled: boolean; mappings: Record<string, string> };
   /** Every kind with patches, in PATCH_KINDS order, then each side's custom resources. */
-  patchSets: { kind: PatchKind; enabled: boolean; patches: PatchSpec[] }[];
+  patchSets: {
+    kind: PatchKind;
+    enabled: boolean;
+    patches: PatchSpec[];
+    mappings?: Record<string, string>;
+  }[];
 }
 
 /**
@@ -149,7 +154,16 @@ function enabledOf(section: JsonObject, byDefault: boolean): boolean {
 function patchSetOf(kind: PatchKind, section: JsonObject, byDefault: boolean) {
   const list = section["patches"];
   const patches = Array.isArray(list) ? list.filter(isObject).map(toPatchSpec) : [];
-  return { kind, enabled: enabledOf(section, byDefault), patches };
+  const set = { kind, enabled: enabledOf(section, byDefault), patches };
+  // sync.fromHost.configMaps and .secrets sync only what their mappings name (KND-51).
+  if (kind.section !== "fromHost" || (kind.key !== "configMaps" && kind.key !== "secrets")) {
+    return set;
+  }
+  const byName = read(read(section, "mappings"), "byName");
+  const mappings = Object.fromEntries(
+    Object.entries(byName).filter((e): e is [string, string] => typeof e[1] === "string"),
+  );
+  return { ...set, mappings };
 }
 
 /** Every kind that has patches; the custom resources' entries after each side's built-in kinds. */

@@ -11,6 +11,11 @@ export interface PatchSet {
   /** sync.<section>.<key>.enabled as written, or vCluster's default. */
   enabled: boolean;
   patches: PatchSpec[];
+  /**
+   * sync.fromHost.configMaps and .secrets: mappings.byName (host `namespace/name` or
+   * `namespace/*` → virtual), the only objects vCluster syncs from the host for them.
+   */
+  mappings?: Readonly<Record<string, string>>;
 }
 
 export interface LoadedVCluster {
