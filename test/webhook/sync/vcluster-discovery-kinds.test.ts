@@ -333,6 +333,49 @@ function discoveryServe(
       assert.equal(SECRETS.field(patched(secret, await answer(SECRETS, secret))), "r2-db");
     });
 
+    /** vgate_vclusters{state}, as /metrics shows it now. */
+    async function vclusters(): Promise<{ loaded: number; refused: number }> {
+      const text = (await httpsRequest(`${base}/metrics`)).text;
+      const value = (state: string): number => {
+        const line = text
+          .split("\n")
+          .find((l) => l.startsWith(`vgate_vclusters{state="${state}"}`));
+        assert.ok(line, `vgate_vclusters{state="${state}"} in /metrics`);
+        return Number(line.split(" ").pop());
+      };
+      return { loaded: value("loaded"), refused: value("refused") };
+    }
+
+    it("reports the vClusters loaded and refused in vgate_vclusters", async () => {
+      const before = await vclusters();
+      assert.ok(before.loaded >= 3, `the three configs of before(): ${JSON.stringify(before)}`);
+      // An unknown key on a patch: refused at load, with a Warning Event, never loaded.
+      const bad = stringify({
+        sync: { toHost: { configMaps: { patches: [{ path: "data.x", nope: "1" }] } } },
+      });
+      await cluster.admin.create(configSecret(nsA, "refused", bad) as never);
+      try {
+        await untilValue(
+          "the refused config counted",
+          vclusters,
+          (n) => n.refused === before.refused + 1 && n.loaded === before.loaded,
+          30_000,
+        );
+      } finally {
+        await cluster.admin.delete({
+          apiVersion: "v1",
+          kind: "Secret",
+          metadata: { name: "vc-config-refused", namespace: nsA },
+        } as never);
+      }
+      await untilValue(
+        "the deleted Secret's refusal forgotten",
+        vclusters,
+        (n) => n.refused === before.refused && n.loaded === before.loaded,
+        30_000,
+      );
+    });
+
     it("counts failing patches by kind and patch index; a tenant's index past 50 as 50+", async () => {
       const many = Array.from({ length: 52 }, (_, i): PatchSpec =>
         i === 51 ? FAILING : { path: `metadata.annotations["p${i}"]`, expression: '"x"' },

@@ -61,7 +61,7 @@ export async function startDiscovery(
   opts: DiscoveryOptions,
   kc: ClientConfig | null,
   logger: Logger,
-  metrics: Pick<Metrics, "patchFailures">,
+  metrics: Pick<Metrics, "patchFailures" | "watchVClusters">,
 ): Promise<StartedDiscovery> {
   if (kc === null) {
     throw new CliError(
@@ -124,6 +124,7 @@ export async function startDiscovery(
   };
   const lookup = (req: AdmissionRequest): VClusterMatch =>
     vclusterForObject(discovery, req.namespace, req.object, namespaces);
+  metrics.watchVClusters(() => discovery.counts());
   discovery.start().catch((err: unknown) => {
     logger.warn({ err: String(err) }, "vCluster discovery did not start");
   });

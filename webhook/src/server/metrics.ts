@@ -25,6 +25,8 @@ export interface Metrics {
   patchFailures: Counter<"kind" | "patch">;
   /** Reports the bytes of request bodies held now (set by the app that owns the budget). */
   watchBodyBytes(read: () => number): void;
+  /** Reports the discovered vClusters (--discover-vclusters): loaded and refused configs. */
+  watchVClusters(read: () => { loaded: number; refused: number }): void;
 }
 
 /**
@@ -65,6 +67,19 @@ export function createMetrics(withProcessMetrics = true): Metrics {
     registers: [registry],
     collect() {
       this.set(bodyBytes());
+    },
+  });
+  let vclusters: (() => { loaded: number; refused: number }) | undefined;
+  new Gauge({
+    name: "vgate_vclusters",
+    help: "vClusters found by --discover-vclusters, by state: loaded (its patches in use) and refused (its config Secret's current config refused, with a Warning Event on the Secret; it may still run on its last good config). Absent without --discover-vclusters.",
+    labelNames: ["state"],
+    registers: [registry],
+    collect() {
+      if (vclusters === undefined) return;
+      const { loaded, refused } = vclusters();
+      this.set({ state: "loaded" }, loaded);
+      this.set({ state: "refused" }, refused);
     },
   });
   return {
@@ -126,6 +141,9 @@ export function createMetrics(withProcessMetrics = true): Metrics {
     }),
     watchBodyBytes: (read) => {
       bodyBytes = read;
+    },
+    watchVClusters: (read) => {
+      vclusters = read;
     },
   };
 }

@@ -138,6 +138,14 @@ export class VClusterDiscovery implements VClusterRegistry {
     return [...this.entries.values()].filter((e) => clusterMarker(e.ref) === marker);
   }
 
+  /**
+   * How many vClusters have a loaded config, and how many have a config refused now (a refused
+   * vCluster may still run on its last good config, and then counts in both).
+   */
+  counts(): { loaded: number; refused: number } {
+    return { loaded: this.entries.size, refused: this.refused.size };
+  }
+
   /** The loaded vClusters, as "namespace/name". */
   names(): string[] {
     return [...this.entries.keys()].sort();
