@@ -48,9 +48,12 @@ const INTERVAL_MS = 2000;
 const FLUSH_MS = INTERVAL_MS / 6;
 /**
  * How long the race test holds each replica's status PATCH: longer than the 1.1 s between the two
- * logins plus a flush, so the second replica writes before the first one's write lands.
+ * logins plus a flush, so the second replica writes before the first one's write lands, with time
+ * to spare for a loaded machine (2.5 s was once not enough in a full `make test`: the second
+ * replica decided after the first one's write had reached its cache); and shorter than the API
+ * client's 5 s request timeout (kube/api-client.ts), past which a held write fails instead.
  */
-const DELAY_MS = 2500;
+const DELAY_MS = 4000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
