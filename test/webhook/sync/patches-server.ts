@@ -12,6 +12,7 @@ import { admitPatches } from "../../../webhook/src/sync/admit-patches.js";
 import { hostNamespaceOwnership } from "../../../webhook/src/sync/host-ownership.js";
 import { startPatchRunner } from "../../../webhook/src/sync/patch-runner.js";
 import { httpsRequest } from "../../support/https-client.js";
+import { metricValue } from "../../support/prometheus-text.js";
 
 export interface PatchesServer {
   url: string;
@@ -64,12 +65,7 @@ export async function startPatchesServer(
     virtualUrl: `${base}/mutate/patches/virtual`,
     async failures(kind, patch) {
       const text = (await httpsRequest(`${base}/metrics`)).text;
-      const line = text
-        .split("\n")
-        .find((l) =>
-          l.startsWith(`vgate_sync_patch_failures_total{kind="${kind}",patch="${patch}"}`),
-        );
-      return line === undefined ? 0 : Number(line.split(" ").pop());
+      return metricValue(text, "vgate_sync_patch_failures_total", { kind, patch });
     },
     async stop() {
       await running.close();

@@ -23,6 +23,7 @@ import { translateEndpointsToHost } from "../../../webhook/src/sync/translate-en
 import { sharedCluster, type VgateCluster } from "../../support/cluster.js";
 import { repoRoot } from "../../support/fixtures.js";
 import { httpsRequest } from "../../support/https-client.js";
+import { metricValue } from "../../support/prometheus-text.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
 import { untilValue } from "../../support/until.js";
 import { admit, patched, type AdmissionAnswer } from "./admission-answer.js";
@@ -142,12 +143,7 @@ function discoveryServe(
     /** vgate_sync_patch_failures_total{kind, patch}, 0 when absent. */
     async function failures(kind: string, patch: string): Promise<number> {
       const text = (await httpsRequest(`${base}/metrics`)).text;
-      const line = text
-        .split("\n")
-        .find((l) =>
-          l.startsWith(`vgate_sync_patch_failures_total{kind="${kind}",patch="${patch}"}`),
-        );
-      return line === undefined ? 0 : Number(line.split(" ").pop());
+      return metricValue(text, "vgate_sync_patch_failures_total", { kind, patch });
     }
 
     before(async () => {
@@ -336,13 +332,7 @@ function discoveryServe(
     /** vgate_vclusters{state}, as /metrics shows it now. */
     async function vclusters(): Promise<{ loaded: number; refused: number }> {
       const text = (await httpsRequest(`${base}/metrics`)).text;
-      const value = (state: string): number => {
-        const line = text
-          .split("\n")
-          .find((l) => l.startsWith(`vgate_vclusters{state="${state}"}`));
-        assert.ok(line, `vgate_vclusters{state="${state}"} in /metrics`);
-        return Number(line.split(" ").pop());
-      };
+      const value = (state: string) => metricValue(text, "vgate_vclusters", { state });
       return { loaded: value("loaded"), refused: value("refused") };
     }
 
