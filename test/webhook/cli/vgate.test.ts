@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { commands } from "../../../webhook/src/cli/main.js";
 import { selfSignedTls } from "../../../webhook/src/server/tls.js";
 import { sharedCluster } from "../../support/cluster.js";
 import { repoRoot } from "../../support/fixtures.js";
@@ -31,6 +32,20 @@ describe("vgate CLI", function () {
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /Usage:\n {2}vgate <command>/);
     assert.match(r.stdout, /serve\s+Serve the admission webhooks over HTTPS/);
+  });
+
+  it("lists every command under the name its module gives it, and help loads it", async () => {
+    // main.ts loads a command only when it runs; its table must name what each module holds.
+    const help = run("--help").stdout.split("\n");
+    for (const entry of commands) {
+      const command = await entry.load();
+      assert.equal(command.name, entry.name);
+      const r = run("help", entry.name);
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout, command.help);
+      const line = help.find((l) => l.trim().split(/\s+/)[0] === entry.name);
+      assert.equal(line?.trim().replace(/^\S+\s+/, ""), entry.summary);
+    }
   });
 
   it("serve --help describes every flag", () => {

@@ -176,7 +176,6 @@ async function runSandboxed(
 
 export const benchCommand: Command = {
   name: "bench",
-  summary: "Measure the patch engine on a corpus of objects and patches",
   help: HELP,
   async run(args) {
     const parsed = parseCommandArgs("bench", args, {

@@ -163,7 +163,6 @@ export function serverErrorLine(err: KubeError): string {
 
 export const certsCommand: Command = {
   name: "certs",
-  summary: "Create or renew the certificates of a self-managed install and patch caBundle",
   help: HELP,
   async run(args) {
     const opts = parseCertsArgs(args);

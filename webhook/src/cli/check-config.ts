@@ -33,7 +33,6 @@ Examples:
 
 export const checkConfigCommand: Command = {
   name: "check-config",
-  summary: "Validate the patches of a vcluster.yaml, on every kind",
   help: HELP,
   async run(args) {
     const parsed = parseCommandArgs("check-config", args, {

@@ -68,7 +68,6 @@ function parseDirection(v: string | undefined): Direction {
 
 export const patchCommand: Command = {
   name: "patch",
-  summary: "Dry-run a vcluster.yaml's patches on an object of any kind",
   help: HELP,
   async run(args) {
     const parsed = parseCommandArgs("patch", args, {

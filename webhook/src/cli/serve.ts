@@ -162,7 +162,6 @@ function devBanner(url: string, certFile: string | undefined): string {
 
 export const serveCommand: Command = {
   name: "serve",
-  summary: "Serve the admission webhooks over HTTPS",
   help: HELP,
   async run(args) {
     const opts = parseServeArgs(args);

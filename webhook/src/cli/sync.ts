@@ -114,7 +114,6 @@ function untilStopped(running: RunningController, timeoutMs: number): Promise<nu
 
 export const syncCommand: Command = {
   name: "sync",
-  summary: "Sync Endpoints from a virtual cluster to its host (a controller)",
   help: HELP,
   async run(args) {
     const opts = parseSyncArgs(args);

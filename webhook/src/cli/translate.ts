@@ -60,7 +60,6 @@ function labelsOf(object: Record<string, unknown>): unknown {
 
 export const translateCommand: Command = {
   name: "translate",
-  summary: "Show the host object vCluster would create, patched",
   help: HELP,
   async run(args) {
     const parsed = parseCommandArgs("translate", args, {

@@ -23,7 +23,6 @@ Examples:
 
 export const versionCommand: Command = {
   name: "version",
-  summary: "Print the version, git commit and build date",
   help: HELP,
   async run(args) {
     const parsed = parseCommandArgs("version", args, {
