@@ -3,6 +3,9 @@
 // error type, as the oracle that pins every flag's accepted inputs, values and messages.
 
 import assert from "node:assert/strict";
+import { once } from "node:events";
+import { setTimeout as delay } from "node:timers/promises";
+import { Worker } from "node:worker_threads";
 import fc from "fast-check";
 import {
   parseDuration as vgateDuration,
@@ -77,9 +80,13 @@ const GO_UNIT_MS: Record<string, number> = {
   m: 60_000,
   h: 3_600_000,
 };
+// The number as the plugin wrote it, `\d+\.?\d*|\.\d+`, backtracks through every split of a run of
+// digits on a refused text (minutes on three long parts), so the copy above uses the same language
+// written unambiguously; "Go's number is read as before" checks that the two accept the same texts.
+const LEGACY_GO_NUMBER = /^(?:\d+\.?\d*|\.\d+)$/;
 function legacyGo(text: string): number | undefined {
   if (text === "0" || text === "+0" || text === "-0") return 0;
-  const m = /^([+-]?)((?:(?:\d+\.?\d*|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+)$/.exec(text);
+  const m = /^([+-]?)((?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+)$/.exec(text);
   if (!m) return undefined;
   let ms = 0;
   for (const part of m[2]!.matchAll(/(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g)) {
@@ -190,6 +197,40 @@ describe("one duration parser", () => {
       );
     });
   }
+
+  it("Go's number is read as before", () => {
+    const number = fc.array(fc.constantFrom("0", "7", ".", "9", "x"), { maxLength: 12 });
+    fc.assert(
+      fc.property(number, (chars) => {
+        const text = chars.join("");
+        const now = /^(?:\d+(?:\.\d*)?|\.\d+)$/.test(text);
+        assert.equal(now, LEGACY_GO_NUMBER.test(text), JSON.stringify(text));
+        assert.equal(parseGoDuration(`${text}s`) !== undefined, now, JSON.stringify(text));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("refuses a text of many long parts without trying every split of its digits", async () => {
+    // Six parts of 400 digits, then a character no grammar takes: an ambiguous number pattern
+    // backtracks through 400^6 splits and never returns; an unambiguous one refuses at once. The
+    // parse runs in a worker, so that the old pattern fails this test instead of hanging the run.
+    const text = `${"9".repeat(400)}s`.repeat(6) + "x";
+    const module = new URL("../../../webhook/src/shared/duration.js", import.meta.url).href;
+    const worker = new Worker(
+      `const { parentPort, workerData } = require("node:worker_threads");
+       import(workerData.module).then((m) => parentPort.postMessage(m.parseGoDuration(workerData.text) ?? null));`,
+      { eval: true, workerData: { module, text } },
+    );
+    const stop = new AbortController();
+    const answer = await Promise.race([
+      once(worker, "message").then(([value]) => ({ value })),
+      delay(15_000, "still parsing after 15 s", { signal: stop.signal }),
+    ]).finally(() => stop.abort());
+    await worker.terminate();
+    assert.deepEqual(answer, { value: null });
+    assert.throws(() => parseRequestTimeout(text), /invalid --request-timeout/);
+  });
 
   it("each side reports its own error type: vgate's usage error (exit 2), the plugin's CliError", () => {
     const vgate = outcome(() => parseSpan("5", "--shutdown-delay", 0, 300_000)) as {

@@ -191,7 +191,7 @@ class Parser {
       cur.nodes.push({ type: "int", value: int });
       return;
     }
-    if (/^[+-]?(\d+\.?\d*|\.\d+)$/.test(value)) {
+    if (/^[+-]?(\d+(?:\.\d*)?|\.\d+)$/.test(value)) {
       cur.nodes.push({ type: "float", value: Number(value) });
       return;
     }
