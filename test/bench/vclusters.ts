@@ -20,6 +20,7 @@ import { translateEndpointsToHost } from "../../webhook/src/sync/translate-endpo
 import { repoRoot } from "../support/fixtures.js";
 import { postJson } from "../support/https-client.js";
 import { objectReview } from "../support/reviews.js";
+import { configSecret } from "../support/vcluster/config-secret.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import { startControlPlane, type ControlPlane } from "../support/kube/control-plane.js";
 import type { KubeObject } from "../support/kube/kube-client.js";
@@ -59,20 +60,6 @@ function configFor(values: string | undefined, i: number): string {
     parseYaml(own) as { sync: { toHost: Record<string, unknown> } }
   ).sync.toHost.endpoints;
   return JSON.stringify(merged);
-}
-
-function secret(i: number, text: string): KubeObject {
-  return {
-    apiVersion: "v1",
-    kind: "Secret",
-    metadata: {
-      name: "vc-config-vc",
-      namespace: `bench-vc-${i}`,
-      labels: { app: "vcluster", release: "vc", heritage: "Helm" },
-    },
-    type: "Opaque",
-    data: { "config.yaml": Buffer.from(text).toString("base64") },
-  };
 }
 
 function freePort(): Promise<number> {
@@ -226,7 +213,7 @@ async function main(): Promise<void> {
         metadata: { name: `bench-vc-${i}` },
       });
     }
-    await plane.admin.create(secret(0, configFor(text, 0)));
+    await plane.admin.create(configSecret("bench-vc-0", "vc", configFor(text, 0)));
     const rounds: {
       one: Awaited<ReturnType<typeof scenario>>;
       many: Awaited<ReturnType<typeof scenario>>;
@@ -235,11 +222,13 @@ async function main(): Promise<void> {
     for (let round = 1; round <= ROUNDS; round++) {
       process.stderr.write(`round ${round} of ${ROUNDS}: 1 vCluster...\n`);
       // Secrets 1..MANY-1 exist only for the "many" half of each round.
-      for (let i = 1; i < created; i++) await plane.admin.delete(secret(i, ""));
+      for (let i = 1; i < created; i++)
+        await plane.admin.delete(configSecret(`bench-vc-${i}`, "vc", ""));
       created = 1;
       const one = await scenario(plane, 1);
       process.stderr.write(`round ${round} of ${ROUNDS}: ${MANY} vClusters...\n`);
-      for (let i = 1; i < MANY; i++) await plane.admin.create(secret(i, configFor(text, i)));
+      for (let i = 1; i < MANY; i++)
+        await plane.admin.create(configSecret(`bench-vc-${i}`, "vc", configFor(text, i)));
       created = MANY;
       const many = await scenario(plane, MANY);
       rounds.push({ one, many });

@@ -26,6 +26,7 @@ import { httpsRequest } from "../../support/https-client.js";
 import { metricValue } from "../../support/prometheus-text.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
 import { untilValue } from "../../support/until.js";
+import { configSecret } from "../../support/vcluster/config-secret.js";
 import { admit, patched, type AdmissionAnswer } from "./admission-answer.js";
 import { CASES, hostCopy, review, toHostKind, type KindCase } from "./patch-kinds-fixtures.js";
 
@@ -63,21 +64,6 @@ const prefixTier = (prefix: string): PatchSpec => ({
 });
 /** Fails on every object: `value` is a string, which has no `no`. */
 const FAILING: PatchSpec = { path: 'metadata.labels["app"]', expression: "value.no.such" };
-
-/** The Secret vCluster's chart (chart/templates/config-secret.yaml) writes for release `name`. */
-function configSecret(namespace: string, name: string, yaml: string): Json {
-  return {
-    apiVersion: "v1",
-    kind: "Secret",
-    metadata: {
-      name: `vc-config-${name}`,
-      namespace,
-      labels: { app: "vcluster", chart: "vcluster-0.34.0", release: name, heritage: "Helm" },
-    },
-    type: "Opaque",
-    data: { "config.yaml": Buffer.from(yaml).toString("base64") },
-  };
-}
 
 const namespaceObject = (name: string): Json => ({
   apiVersion: "v1",

@@ -27,6 +27,7 @@ import { repoRoot } from "../../support/fixtures.js";
 import { postJson } from "../../support/https-client.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
 import { until, untilValue } from "../../support/until.js";
+import { configSecret } from "../../support/vcluster/config-secret.js";
 
 type Json = Record<string, unknown>;
 
@@ -45,21 +46,6 @@ function ownerConfig(prefix: string): string {
     `          expression: '"${prefix}" + value'`,
     "",
   ].join("\n");
-}
-
-/** The Secret vCluster's chart (chart/templates/config-secret.yaml) writes for release `name`. */
-function configSecret(namespace: string, name: string, yaml: string | Buffer): Json {
-  return {
-    apiVersion: "v1",
-    kind: "Secret",
-    metadata: {
-      name: `vc-config-${name}`,
-      namespace,
-      labels: { app: "vcluster", chart: "vcluster-0.34.0", release: name, heritage: "Helm" },
-    },
-    type: "Opaque",
-    data: { "config.yaml": Buffer.from(yaml).toString("base64") },
-  };
 }
 
 function namespaceObject(
