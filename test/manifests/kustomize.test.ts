@@ -17,6 +17,7 @@ import { PATCH_KINDS } from "../../webhook/src/config/patch-kinds.js";
 import { parseServeArgs } from "../../webhook/src/cli/serve-options.js";
 import { safeConcatName } from "../../webhook/src/patches/host-names.js";
 import { repoFile, repoRoot } from "../support/fixtures.js";
+import { shBlocks } from "../support/readme-blocks.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import { startControlPlane, type ControlPlane } from "../support/kube/control-plane.js";
 import { installCrd, schemalessCrd } from "../support/kube/crds.js";
@@ -777,6 +778,32 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
         );
       }),
     );
+
+    it("manifests/README.md's marker command prints vgate's cluster marker, short and long names", async () => {
+      const block = shBlocks(repoFile("manifests/README.md")).filter((b) =>
+        b[0]!.startsWith("# vcluster.env's cluster marker"),
+      );
+      assert.equal(block.length, 1, "one marker block in manifests/README.md");
+      const lines = block[0]!;
+      assert.equal(lines[1], "NAME=my-vcluster NAMESPACE=vcluster-my-vcluster");
+      const env = await envFile(join(MANIFESTS, "overlays/patches/vcluster.env"));
+      const names: [string, string][] = [
+        [env["vcluster-name"]!, env["vcluster-namespace"]!],
+        ["a".repeat(30), "b".repeat(30)], // 63 bytes joined: kept
+        ["a".repeat(30), "b".repeat(31)], // 64: shortened
+        ["v".repeat(63), "w".repeat(63)],
+      ];
+      for (const [name, namespace] of names) {
+        const script = [lines[0], `NAME=${name} NAMESPACE=${namespace}`, ...lines.slice(2)].join(
+          "\n",
+        );
+        const out = await run("sh", ["-c", script]);
+        assert.equal(out.code, 0, out.stderr);
+        const want = safeConcatName(namespace, "x", name);
+        assert.equal(out.stdout, `vcluster-cluster-marker=${want}\n`);
+        if (name === env["vcluster-name"]) assert.equal(env["vcluster-cluster-marker"], want);
+      }
+    });
 
     it("the group domain, changed in group-domain.env alone, follows everywhere", async () => {
       const copy = await mkdtemp(join(scratch, "domain-"));
