@@ -111,6 +111,7 @@ the config patches those itself (/mutate/endpoints does the same).
 {{- $custom := dig "customResources" (dict) $toHost -}}
 {{- range $name := keys $custom | sortAlpha -}}
 {{- $entry := get $custom $name -}}
+{{- $entry = ternary $entry (dict) (kindIs "map" $entry) -}}
 {{- if dig "patches" (list) $entry -}}
 {{- $parts := splitn "." 2 $name -}}
 {{- $scope := ternary "Cluster" "Namespaced" (eq (toString (dig "scope" "" $entry)) "Cluster") -}}
