@@ -11,7 +11,9 @@ import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { parseAllDocuments } from "yaml";
+import { safeConcatName } from "../../webhook/src/patches/host-names.js";
 import { LOG_LEVELS } from "../../webhook/src/server/logger.js";
+import { PATCH_KINDS } from "../../webhook/src/config/patch-kinds.js";
 import { repoFile, repoRoot } from "../support/fixtures.js";
 import { HAVE_HELM, HELM_SKIP_REASON, helm } from "../support/helm/helm-binary.js";
 import { HAVE_ANY_KUBECTL, ANY_KUBECTL_SKIP_REASON } from "../support/kubectl.js";
@@ -105,8 +107,11 @@ interface Edits {
   keyStorage: "hashed" | "plain";
   endpoints: { name: string; namespace: string; config: string };
   sync: { name: string; namespace: string; secret: string; config: string };
-  /** overlays/patches: its vcluster.yaml and the rules of patches-webhook.yaml that match it. */
-  patches?: { config: string; rules: string };
+  /**
+   * overlays/patches: its vcluster.yaml and the rules of patches-webhook.yaml and of
+   * cluster-patches-webhook.yaml that match it.
+   */
+  patches?: { config: string; rules: string; clusterRules: string };
 }
 
 async function editedManifests(scratch: string, e: Edits): Promise<string> {
@@ -136,9 +141,19 @@ async function editedManifests(scratch: string, e: Edits): Promise<string> {
     const at = text.indexOf("    rules:\n");
     assert.ok(at > 0, "patches-webhook.yaml ends with its rules");
     await writeFile(hook, `${text.slice(0, at)}    rules:\n${e.patches.rules}`);
+    const clusterHook = join(dir, "overlays/patches/cluster-patches-webhook.yaml");
+    const clusterText = await readFile(clusterHook, "utf8");
+    const clusterAt = clusterText.indexOf("    rules:\n");
+    assert.ok(clusterAt > 0, "cluster-patches-webhook.yaml ends with its rules");
+    await writeFile(
+      clusterHook,
+      `${clusterText.slice(0, clusterAt)}    rules:\n${e.patches.clusterRules}`,
+    );
+    // The marker as manifests/README.md says to compute it; the chart computes its own.
+    const marker = safeConcatName(e.endpoints.namespace, "x", e.endpoints.name);
     await writeFile(
       join(dir, "overlays/patches/vcluster.env"),
-      `vcluster-name=${e.endpoints.name}\nvcluster-namespace=${e.endpoints.namespace}\n`,
+      `vcluster-name=${e.endpoints.name}\nvcluster-namespace=${e.endpoints.namespace}\nvcluster-cluster-marker=${marker}\n`,
     );
   }
   return dir;
@@ -196,9 +211,9 @@ const EDITS: Edits = {
   },
 };
 
-/** A rule of overlays/patches/patches-webhook.yaml. */
-const rule = (group: string, resource: string): string =>
-  `      - apiGroups: [${JSON.stringify(group)}]\n        apiVersions: ["*"]\n        resources: [${JSON.stringify(resource)}]\n        operations: ["CREATE", "UPDATE"]\n        scope: Namespaced\n`;
+/** A rule of overlays/patches/patches-webhook.yaml (or, scoped Cluster, cluster-patches-webhook.yaml). */
+const rule = (group: string, resource: string, scope = "Namespaced"): string =>
+  `      - apiGroups: [${JSON.stringify(group)}]\n        apiVersions: ["*"]\n        resources: [${JSON.stringify(resource)}]\n        operations: ["CREATE", "UPDATE"]\n        scope: ${scope}\n`;
 
 /** Every kind a config can name in one webhook: built-ins, Endpoints (with slices), a custom resource. */
 const EVERY_KIND: Edits = {
@@ -207,7 +222,14 @@ const EVERY_KIND: Edits = {
     config: [
       "sync:",
       "  toHost:",
-      ...["services", "ingresses", "endpoints", "secrets"].flatMap((key) => [
+      ...[
+        "services",
+        "ingresses",
+        "endpoints",
+        "secrets",
+        "storageClasses",
+        "persistentVolumes",
+      ].flatMap((key) => [
         `    ${key}:`,
         "      patches:",
         '        - path: metadata.annotations["team"]',
@@ -221,6 +243,12 @@ const EVERY_KIND: Edits = {
       "            expression: '\"a\"'",
       "      gadgets.example.com:",
       "        enabled: true",
+      "      clusterwidgets.example.com:",
+      "        enabled: true",
+      "        scope: Cluster",
+      "        patches:",
+      '          - path: metadata.annotations["team"]',
+      "            expression: '\"a\"'",
       "",
     ].join("\n"),
     // vCluster's field order: secrets, ingresses, services, endpoints (+ slices), then by name.
@@ -231,6 +259,12 @@ const EVERY_KIND: Edits = {
       rule("", "endpoints"),
       rule("discovery.k8s.io", "endpointslices"),
       rule("example.com", "widgets"),
+    ].join(""),
+    // Then the cluster-scoped ones, in the same order: persistentVolumes before storageClasses.
+    clusterRules: [
+      rule("", "persistentvolumes", "Cluster"),
+      rule("storage.k8s.io", "storageclasses", "Cluster"),
+      rule("example.com", "clusterwidgets", "Cluster"),
     ].join(""),
   },
 };
@@ -654,17 +688,12 @@ const CASES: Case[] = [
         at: /at '\/discoverVClusters\/kinds\/0': 'Pods' does not match pattern/,
       },
     ];
-    it("patches: refuses to render with endpoints too, a cluster-scoped kind, or no kind", async () => {
+    it("patches: refuses to render with endpoints too, or with no kind", async () => {
       const cases: [string, string, RegExp][] = [
         [
           "--set",
           "endpoints.enabled=true",
           /endpoints\.enabled and patches\.enabled are both true/,
-        ],
-        [
-          "--set-string",
-          'patches.config=sync:\n  toHost:\n    priorityClasses:\n      patches:\n        - path: metadata.labels["a"]\n          expression: \'"b"\'\n',
-          /sync\.toHost\.priorityClasses is cluster-scoped/,
         ],
         [
           "--set-string",
@@ -687,6 +716,87 @@ const CASES: Case[] = [
         assert.notEqual(out.code, 0, set);
         assert.match(out.stderr, error);
       }
+    });
+
+    it("patches: cluster-scoped kinds get a webhook on vCluster's marker, computed as vgate computes it", async () => {
+      const webhooksOf = (objects: Json[]): Json[] =>
+        objects
+          .filter((o) => o.kind === "MutatingWebhookConfiguration")
+          .flatMap((o) => o.webhooks as Json[]);
+      // Names around SafeConcatName's 63-byte limit: the marker is hashed only beyond it.
+      const names: [string, string][] = [
+        ["my-vcluster", "vcluster-my-vcluster"],
+        ["a".repeat(30), "b".repeat(30)], // 63 bytes joined: kept
+        ["a".repeat(30), "b".repeat(31)], // 64: shortened
+        ["team-a-production-eu-west-1", `vcluster-${"n".repeat(54)}`],
+        ["v".repeat(63), "w".repeat(63)],
+      ];
+      const config =
+        'patches.config=sync:\n  toHost:\n    priorityClasses:\n      patches:\n        - path: metadata.labels["a"]\n          expression: \'"b"\'\n';
+      for (const [name, namespace] of names) {
+        const hooks = webhooksOf(
+          await template([
+            "--set",
+            `patches.enabled=true,patches.vclusterName=${name},patches.vclusterNamespace=${namespace}`,
+            "--set-string",
+            config,
+          ]),
+        );
+        // Only PriorityClasses: no namespaced webhook, one cluster-scoped one.
+        assert.equal(
+          hooks.find((h) => String(h.name).startsWith("mutate.patches.")),
+          undefined,
+          "no namespaced kind, no namespaced webhook",
+        );
+        const hook = hooks.find((h) => h.name === "mutate.cluster-patches.loft.sh");
+        assert.ok(hook, `${name}/${namespace}: the cluster-scoped webhook`);
+        const marker = safeConcatName(namespace, "x", name);
+        assert.ok(marker.length <= 63, marker);
+        assert.deepEqual(obj(hook.objectSelector).matchExpressions, [
+          { key: "vcluster.loft.sh/managed-by", operator: "In", values: [marker] },
+        ]);
+        assert.deepEqual(
+          (hook.matchConditions as Json[]).map((c) => c.name),
+          ["vcluster-copy"],
+        );
+        assert.equal(obj(obj(hook.clientConfig).service).path, "/mutate/patches");
+        assert.deepEqual(hook.rules, [
+          {
+            apiGroups: ["scheduling.k8s.io"],
+            apiVersions: ["*"],
+            resources: ["priorityclasses"],
+            operations: ["CREATE", "UPDATE"],
+            scope: "Cluster",
+          },
+        ]);
+      }
+      // Every cluster-scoped built-in kind, from the same table as vgate's loader.
+      const clusterKinds = PATCH_KINDS.filter((k) => k.section === "toHost" && !k.namespaced);
+      assert.ok(clusterKinds.length >= 5);
+      const every = await template([
+        "--set",
+        "patches.enabled=true",
+        "--set-string",
+        `patches.config=sync:\n  toHost:\n${clusterKinds
+          .map(
+            (k) =>
+              `    ${k.key}:\n      patches:\n        - path: metadata.labels["a"]\n          expression: '"b"'\n`,
+          )
+          .join(
+            "",
+          )}    pods:\n      patches:\n        - path: metadata.labels["a"]\n          expression: '"b"'\n`,
+      ]);
+      const hooks = webhooksOf(every);
+      const rulesOf = (name: string): unknown =>
+        (hooks.find((h) => h.name === name)?.rules as Json[]).map((r) => [
+          r.apiGroups,
+          r.resources,
+          r.scope,
+        ]);
+      assert.deepEqual(rulesOf("mutate.cluster-patches.loft.sh"), [
+        ...clusterKinds.map((k) => [[k.group], [k.resource], "Cluster"]),
+      ]);
+      assert.deepEqual(rulesOf("mutate.patches.loft.sh"), [[[""], ["pods"], "Namespaced"]]);
     });
 
     it("discoverVClusters: its kinds are the webhook's rules; a cluster-scoped kind does not render", async () => {

@@ -12,10 +12,13 @@
 // with its patched nodeSelector; an update in the virtual cluster reaches the host with the patches
 // run on the changed fields only, and the tenant's own change stays (docs/decisions.md KND-40).
 // Ingresses keep vCluster's backend names next to the patched hosts. A custom resource toHost gets
-// no host copy at all: open-source vCluster has no syncer for it (docs/decisions.md KND-60).
+// no host copy at all: open-source vCluster has no syncer for it (docs/decisions.md KND-60). A
+// PriorityClass, cluster-scoped, reaches vgate through cluster-patches-webhook.yaml, on vCluster's
+// cluster marker (docs/decisions.md KND-100).
 
 import assert from "node:assert/strict";
 import type { KubeObject, KubeTestClient } from "../support/kube/kube-client.js";
+import { hostNameCluster, safeConcatName } from "../../webhook/src/patches/host-names.js";
 import { untilValue } from "../support/until.js";
 import { nodeImages } from "../support/node/cluster-tier.js";
 import { startNodeRig, type NodeRig } from "../support/node/node-rig.js";
@@ -74,6 +77,11 @@ const CONFIG = `sync:
         patches:
           - path: spec.size
             expression: '"host-" + value'
+    priorityClasses:
+      enabled: true
+      patches:
+        - path: metadata.labels["example.com/tenant"]
+          expression: '"vc-" + value'
     services:
       patches:
         - path: metadata.annotations["example.com/tls-secret"]
@@ -92,6 +100,7 @@ const KINDS: PatchesComponent["kinds"] = [
   { group: "", resource: "services", status: true },
   { group: "networking.k8s.io", resource: "ingresses", status: true },
   { group: "example.com", resource: "widgets", status: true },
+  { group: "scheduling.k8s.io", resource: "priorityclasses", scope: "Cluster" },
 ];
 
 // What the syncer needs to sync these kinds: every ConfigMap and Secret, not only those a Pod uses,
@@ -103,6 +112,7 @@ const SYNCER_VALUES = {
       configMaps: { all: true },
       secrets: { all: true },
       ingresses: { enabled: true },
+      priorityClasses: { enabled: true },
       customResources: { "widgets.example.com": { enabled: true } },
     },
   },
@@ -148,21 +158,22 @@ const annotations = (o: Obj | null): Record<string, string> => o?.metadata.annot
 const labels = (o: Obj | null): Record<string, string> => o?.metadata.labels ?? {};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type Kind = "ConfigMap" | "Secret" | "Service" | "Pod" | "Ingress" | "Widget";
-/** Each kind's apiVersion and plural. */
-const API: Record<Kind, { apiVersion: string; plural: string }> = {
+type Kind = "ConfigMap" | "Secret" | "Service" | "Pod" | "Ingress" | "Widget" | "PriorityClass";
+/** Each kind's apiVersion and plural, and whether it is cluster-scoped. */
+const API: Record<Kind, { apiVersion: string; plural: string; cluster?: true }> = {
   ConfigMap: { apiVersion: "v1", plural: "configmaps" },
   Secret: { apiVersion: "v1", plural: "secrets" },
   Service: { apiVersion: "v1", plural: "services" },
   Pod: { apiVersion: "v1", plural: "pods" },
   Ingress: { apiVersion: "networking.k8s.io/v1", plural: "ingresses" },
   Widget: { apiVersion: "example.com/v1", plural: "widgets" },
+  PriorityClass: { apiVersion: "scheduling.k8s.io/v1", plural: "priorityclasses", cluster: true },
 };
-/** The list path of `kind` in `namespace`. */
+/** The list path of `kind` in `namespace` (a cluster-scoped kind's ignores it). */
 const collection = (kind: Kind, namespace: string): string => {
-  const { apiVersion, plural } = API[kind];
+  const { apiVersion, plural, cluster } = API[kind];
   const base = apiVersion === "v1" ? "/api/v1" : `/apis/${apiVersion}`;
-  return `${base}/namespaces/${namespace}/${plural}`;
+  return cluster ? `${base}/${plural}` : `${base}/namespaces/${namespace}/${plural}`;
 };
 
 type IngressRule = {
@@ -214,8 +225,13 @@ const ingressRule = (host: string) => ({
      * Until the host copy of `name` has had no write for QUIET_MS, within SETTLE_MS of `since`;
      * the number of host writes to it since `since`, and of virtual ones (the user's excluded).
      */
-    async function quiet(kind: Kind, name: string, since: number, user = 1) {
-      const hostName = vc.hostName(ns, name);
+    async function quiet(
+      kind: Kind,
+      name: string,
+      since: number,
+      user = 1,
+      hostName = vc.hostName(ns, name),
+    ) {
       const start = Date.now();
       for (;;) {
         const writes = host[kind].since(since, (n) => n === hostName);
@@ -298,6 +314,14 @@ const ingressRule = (host: string) => ({
       }
       created = Date.now();
       const v = vc.virtual.admin;
+      const priorityClass = await v.request("POST", collection("PriorityClass", ns), {
+        apiVersion: "scheduling.k8s.io/v1",
+        kind: "PriorityClass",
+        metadata: { name: "batch", labels: { "example.com/tenant": "team-a" } },
+        value: 1000,
+        description: "batch jobs",
+      });
+      assert.equal(priorityClass.status, 201, JSON.stringify(priorityClass.body));
       // First, so the other kinds' copies show the syncer had time for it.
       await v.create({
         apiVersion: "example.com/v1",
@@ -388,6 +412,38 @@ const ingressRule = (host: string) => ({
         "app",
         created,
         (o) => !o.data?.["registry"]?.startsWith(MIRROR),
+      );
+    });
+
+    it("PriorityClass (cluster-scoped): label patched on the marked host copy, virtual unchanged, writes stop", async () => {
+      // vCluster names and marks a cluster-scoped copy with its namespace too (HostNameCluster,
+      // MarkerLabelCluster): cluster-patches-webhook.yaml selects that marker.
+      const hostName = hostNameCluster("batch", vc.hostNamespace, vc.name);
+      const copy = await untilValue(
+        "the host copy of the PriorityClass batch",
+        () => getObject(rig.admin, "PriorityClass", "", hostName),
+        (o) => o !== null,
+      );
+      assert.equal(labels(copy)["example.com/tenant"], "vc-team-a");
+      assert.equal(
+        labels(copy)["vcluster.loft.sh/managed-by"],
+        safeConcatName(vc.hostNamespace, "x", vc.name),
+      );
+      const n = await quiet("PriorityClass", "batch", created, 1, hostName);
+      figures.push(`PriorityClass host ${n.host}, virtual ${n.virtual}`);
+      assert.equal(
+        labels(await getObject(rig.admin, "PriorityClass", "", hostName))["example.com/tenant"],
+        "vc-team-a",
+      );
+      assert.equal(
+        labels(await virtualObject("PriorityClass", "batch"))["example.com/tenant"],
+        "team-a",
+      );
+      everyVirtualWrite(
+        "PriorityClass",
+        "batch",
+        created,
+        (o) => labels(o)["example.com/tenant"] === "team-a",
       );
     });
 

@@ -15,7 +15,9 @@ import { dirname, join, relative } from "node:path";
 import { parseAllDocuments, parse as parseYaml } from "yaml";
 import { PATCH_KINDS } from "../../webhook/src/config/patch-kinds.js";
 import { parseServeArgs } from "../../webhook/src/cli/serve-options.js";
+import { safeConcatName } from "../../webhook/src/patches/host-names.js";
 import { repoFile, repoRoot } from "../support/fixtures.js";
+import { shBlocks } from "../support/readme-blocks.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import { startControlPlane, type ControlPlane } from "../support/kube/control-plane.js";
 import { installCrd, schemalessCrd } from "../support/kube/crds.js";
@@ -408,8 +410,13 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
       "every webhook: failurePolicy Fail, sideEffects None, a timeout, matchPolicy Equivalent, the Service",
       each((r) => {
         const hooks = webhooks(r);
-        const patchHooks = r.components.includes("endpoints") || r.components.includes("patches");
-        assert.equal(hooks.length, patchHooks ? 3 : 2, r.name);
+        // endpoints adds one webhook; patches two: namespaced and cluster-scoped kinds.
+        const added = r.components.includes("patches")
+          ? 2
+          : r.components.includes("endpoints")
+            ? 1
+            : 0;
+        assert.equal(hooks.length, 2 + added, r.name);
         for (const { hook } of hooks) {
           const what = `${r.name}: ${String(hook.name)}`;
           assert.equal(hook.failurePolicy, "Fail", what);
@@ -448,6 +455,7 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
         "manifests/overlays/endpoints/endpoints-webhook.yaml",
         "manifests/overlays/endpoints/virtual-cluster.yaml",
         "manifests/overlays/patches/patches-webhook.yaml",
+        "manifests/overlays/patches/cluster-patches-webhook.yaml",
         "manifests/overlays/patches/virtual-cluster.yaml",
       ];
       let seen = 0;
@@ -463,7 +471,7 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
           );
         });
       }
-      assert.equal(seen, 6);
+      assert.equal(seen, 7);
     });
 
     it(
@@ -688,9 +696,14 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
         assert.ok(opts !== "help" && opts.endpoints);
         assert.equal(opts.endpoints.vclusterName, vc["vcluster-name"]);
         assert.equal(opts.endpoints.vclusterNamespace, vc["vcluster-namespace"]);
-        const hook = webhookFor(r, "/mutate/patches");
-        assert.equal(hook.name, `mutate.patches.${domain}`);
-        // The rules name the sync.toHost kinds of the example config, in vCluster's field order.
+        const hooks = webhooks(r)
+          .map(({ hook }) => hook)
+          .filter((h) => obj(obj(h.clientConfig).service).path === "/mutate/patches");
+        const hook = hooks.find((h) => h.name === `mutate.patches.${domain}`);
+        const clusterHook = hooks.find((h) => h.name === `mutate.cluster-patches.${domain}`);
+        assert.ok(hook && clusterHook && hooks.length === 2, "two webhooks on /mutate/patches");
+        // The rules name the sync.toHost kinds of the example config, in vCluster's field order:
+        // the namespaced ones in one webhook, the cluster-scoped ones in the other.
         const config = parseYaml(await readFile(join(dir, "vcluster.yaml"), "utf8")) as {
           sync: { toHost: Record<string, { patches?: unknown[] }> };
         };
@@ -698,16 +711,30 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
           (k) => k.section === "toHost" && (config.sync.toHost[k.key]?.patches ?? []).length > 0,
         );
         assert.ok(named.length >= 2, "the example patches more than one kind");
-        assert.deepEqual(
-          hook.rules,
-          named.map((k) => ({
-            apiGroups: [k.group],
-            apiVersions: ["*"],
-            resources: [k.resource],
-            operations: ["CREATE", "UPDATE"],
-            scope: "Namespaced",
-          })),
+        assert.ok(
+          named.some((k) => !k.namespaced),
+          "the example patches a cluster-scoped kind",
         );
+        const rulesOf = (namespaced: boolean): Json[] =>
+          named
+            .filter((k) => k.namespaced === namespaced)
+            .map((k) => ({
+              apiGroups: [k.group],
+              apiVersions: ["*"],
+              resources: [k.resource],
+              operations: ["CREATE", "UPDATE"],
+              scope: namespaced ? "Namespaced" : "Cluster",
+            }));
+        assert.deepEqual(hook.rules, rulesOf(true));
+        assert.deepEqual(clusterHook.rules, rulesOf(false));
+        // The cluster marker listed next to the example is vCluster's (and vgate's) for it.
+        const marker = safeConcatName(vc["vcluster-namespace"]!, "x", vc["vcluster-name"]!);
+        assert.equal(vc["vcluster-cluster-marker"], marker);
+        assert.deepEqual(obj(clusterHook.objectSelector).matchExpressions, [
+          { key: "vcluster.loft.sh/managed-by", operator: "In", values: [marker] },
+        ]);
+        assert.deepEqual(clusterHook.matchConditions, hook.matchConditions);
+        for (const rule of list(clusterHook.rules)) assert.equal(obj(rule).scope, "Cluster");
         const nsExpr = list(obj(hook.namespaceSelector).matchExpressions).map((e) => obj(e));
         assert.deepEqual(nsExpr[0], {
           key: "kubernetes.io/metadata.name",
@@ -734,8 +761,9 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
           vrules.map((x) => [
             x.apiGroups,
             list(x.resources).filter((n) => !String(n).includes("/")),
+            x.scope,
           ]),
-          named.map((k) => [[k.group], [k.resource]]),
+          named.map((k) => [[k.group], [k.resource], k.namespaced ? "Namespaced" : "Cluster"]),
         );
         for (const x of vrules) assert.deepEqual(x.operations, ["UPDATE"]);
         assert.equal(
@@ -750,6 +778,32 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
         );
       }),
     );
+
+    it("manifests/README.md's marker command prints vgate's cluster marker, short and long names", async () => {
+      const block = shBlocks(repoFile("manifests/README.md")).filter((b) =>
+        b[0]!.startsWith("# vcluster.env's cluster marker"),
+      );
+      assert.equal(block.length, 1, "one marker block in manifests/README.md");
+      const lines = block[0]!;
+      assert.equal(lines[1], "NAME=my-vcluster NAMESPACE=vcluster-my-vcluster");
+      const env = await envFile(join(MANIFESTS, "overlays/patches/vcluster.env"));
+      const names: [string, string][] = [
+        [env["vcluster-name"]!, env["vcluster-namespace"]!],
+        ["a".repeat(30), "b".repeat(30)], // 63 bytes joined: kept
+        ["a".repeat(30), "b".repeat(31)], // 64: shortened
+        ["v".repeat(63), "w".repeat(63)],
+      ];
+      for (const [name, namespace] of names) {
+        const script = [lines[0], `NAME=${name} NAMESPACE=${namespace}`, ...lines.slice(2)].join(
+          "\n",
+        );
+        const out = await run("sh", ["-c", script]);
+        assert.equal(out.code, 0, out.stderr);
+        const want = safeConcatName(namespace, "x", name);
+        assert.equal(out.stdout, `vcluster-cluster-marker=${want}\n`);
+        if (name === env["vcluster-name"]) assert.equal(env["vcluster-cluster-marker"], want);
+      }
+    });
 
     it("the group domain, changed in group-domain.env alone, follows everywhere", async () => {
       const copy = await mkdtemp(join(scratch, "domain-"));

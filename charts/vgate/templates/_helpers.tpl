@@ -74,46 +74,72 @@ only), never both, as the kustomize components (overlays/patches, overlays/endpo
 {{- end }}
 
 {{/*
-The webhook rules of /mutate/patches: one per sync.toHost kind the config has patches for, in
-vCluster's field order (webhook/src/config/patch-kinds.ts), then its customResources by name. Endpoints
-bring their EndpointSlices, unless the config patches those itself (/mutate/endpoints does the same).
-The cluster-scoped kinds are not registered here (docs/decisions.md KND-16).
+vCluster's marker on its cluster-scoped host copies, the label vcluster.loft.sh/managed-by:
+translate.SafeConcatName(<vCluster namespace>, "x", <vCluster name>) of v0.34, byte for byte: the
+parts joined with "-"; beyond 63 bytes the first 52, "-" and the first 10 hex digits of the
+joined string's sha256, with every ".-" then made "-" (docs/decisions.md KND-100). The argument is
+a dict with "name" and "namespace".
 */}}
-{{- define "vgate.patchRules" -}}
+{{- define "vgate.clusterMarker" -}}
+{{- $joined := printf "%s-x-%s" .namespace .name -}}
+{{- if gt (len $joined) 63 -}}
+{{- printf "%s-%s" (trunc 52 $joined) (trunc 10 (sha256sum $joined)) | replace ".-" "-" -}}
+{{- else -}}
+{{- $joined -}}
+{{- end -}}
+{{- end }}
+
+{{/*
+The sync.toHost kinds patches.config has patches for, as YAML `kinds: [{group, resource, scope}]`:
+in vCluster's field order (webhook/src/config/patch-kinds.ts), then its customResources by name
+(their `scope`, Namespaced unless it says Cluster). Endpoints bring their EndpointSlices, unless
+the config patches those itself (/mutate/endpoints does the same).
+*/}}
+{{- define "vgate.patchKinds" -}}
 {{- $toHost := dig "sync" "toHost" (dict) (fromYaml .Values.patches.config) -}}
-{{- $namespaced := list "pods::pods" "secrets::secrets" "configMaps::configmaps" "ingresses:networking.k8s.io:ingresses" "services::services" "endpoints::endpoints" "endpointSlices:discovery.k8s.io:endpointslices" "networkPolicies:networking.k8s.io:networkpolicies" "persistentVolumeClaims::persistentvolumeclaims" "volumeSnapshots:snapshot.storage.k8s.io:volumesnapshots" "serviceAccounts::serviceaccounts" "podDisruptionBudgets:policy:poddisruptionbudgets" "resourceClaims:resource.k8s.io:resourceclaims" "resourceClaimTemplates:resource.k8s.io:resourceclaimtemplates" -}}
-{{- $rules := list -}}
-{{- range $row := $namespaced -}}
+{{- $table := list "pods::pods:Namespaced" "secrets::secrets:Namespaced" "configMaps::configmaps:Namespaced" "ingresses:networking.k8s.io:ingresses:Namespaced" "services::services:Namespaced" "endpoints::endpoints:Namespaced" "endpointSlices:discovery.k8s.io:endpointslices:Namespaced" "networkPolicies:networking.k8s.io:networkpolicies:Namespaced" "persistentVolumeClaims::persistentvolumeclaims:Namespaced" "persistentVolumes::persistentvolumes:Cluster" "volumeSnapshots:snapshot.storage.k8s.io:volumesnapshots:Namespaced" "volumeSnapshotContents:snapshot.storage.k8s.io:volumesnapshotcontents:Cluster" "storageClasses:storage.k8s.io:storageclasses:Cluster" "serviceAccounts::serviceaccounts:Namespaced" "podDisruptionBudgets:policy:poddisruptionbudgets:Namespaced" "priorityClasses:scheduling.k8s.io:priorityclasses:Cluster" "namespaces::namespaces:Cluster" "resourceClaims:resource.k8s.io:resourceclaims:Namespaced" "resourceClaimTemplates:resource.k8s.io:resourceclaimtemplates:Namespaced" -}}
+{{- $kinds := list -}}
+{{- range $row := $table -}}
 {{- $p := splitList ":" $row -}}
 {{- if dig (index $p 0) "patches" (list) $toHost -}}
-{{- $rules = append $rules (list (index $p 1) (index $p 2)) -}}
+{{- $kinds = append $kinds (dict "group" (index $p 1) "resource" (index $p 2) "scope" (index $p 3)) -}}
 {{- if and (eq (index $p 0) "endpoints") (not (dig "endpointSlices" "patches" (list) $toHost)) -}}
-{{- $rules = append $rules (list "discovery.k8s.io" "endpointslices") -}}
+{{- $kinds = append $kinds (dict "group" "discovery.k8s.io" "resource" "endpointslices" "scope" "Namespaced") -}}
 {{- end -}}
-{{- end -}}
-{{- end -}}
-{{- range $key := list "persistentVolumes" "volumeSnapshotContents" "storageClasses" "priorityClasses" "namespaces" -}}
-{{- if dig $key "patches" (list) $toHost -}}
-{{- fail (printf "patches.config: sync.toHost.%s is cluster-scoped: charts/vgate registers namespaced kinds only (docs/decisions.md KND-16)" $key) -}}
 {{- end -}}
 {{- end -}}
 {{- $custom := dig "customResources" (dict) $toHost -}}
 {{- range $name := keys $custom | sortAlpha -}}
-{{- if dig $name "patches" (list) $custom -}}
+{{- $entry := get $custom $name -}}
+{{- $entry = ternary $entry (dict) (kindIs "map" $entry) -}}
+{{- if dig "patches" (list) $entry -}}
 {{- $parts := splitn "." 2 $name -}}
-{{- $rules = append $rules (list (default "" $parts._1) $parts._0) -}}
+{{- $scope := ternary "Cluster" "Namespaced" (eq (toString (dig "scope" "" $entry)) "Cluster") -}}
+{{- $kinds = append $kinds (dict "group" (default "" $parts._1) "resource" $parts._0 "scope" $scope) -}}
 {{- end -}}
 {{- end -}}
-{{- if not $rules -}}
+{{- if not $kinds -}}
 {{- fail "patches.config has no sync.toHost patches: there is no kind to register" -}}
 {{- end -}}
-{{- range $rules }}
-- apiGroups: [{{ index . 0 | quote }}]
-  apiVersions: ["*"]
-  resources: [{{ index . 1 | quote }}]
-  operations: ["CREATE", "UPDATE"]
-  scope: Namespaced
+{{- toYaml (dict "kinds" $kinds) -}}
 {{- end }}
+
+{{/*
+The webhook rules of /mutate/patches for the kinds of "vgate.patchKinds" of one scope: the
+argument is a dict with "root" (the chart's context) and "scope" (Namespaced or Cluster). Empty
+when the config patches no kind of that scope.
+*/}}
+{{- define "vgate.patchRules" -}}
+{{- $scope := .scope -}}
+{{- range (fromYaml (include "vgate.patchKinds" .root)).kinds -}}
+{{- if eq .scope $scope }}
+- apiGroups: [{{ .group | quote }}]
+  apiVersions: ["*"]
+  resources: [{{ .resource | quote }}]
+  operations: ["CREATE", "UPDATE"]
+  scope: {{ $scope }}
+{{- end -}}
+{{- end -}}
 {{- end }}
 
 {{/*

@@ -13,6 +13,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSyn
 import { delimiter, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { parse, stringify } from "yaml";
+import { safeConcatName } from "../../../webhook/src/patches/host-names.js";
 import { docBlock } from "../readme-blocks.js";
 import { apiserverWiring, manifestTokenCacheTtl } from "../cluster.js";
 import { repoRoot } from "../fixtures.js";
@@ -115,8 +116,11 @@ export function withComponent(block: string, name: "endpoints" | "patches"): str
  * virtual-cluster.yaml, for installVirtualWebhook) edited to the kinds the config patches.
  */
 export interface PatchesComponent extends EndpointsComponent {
-  /** The kinds the config has sync.toHost patches for; `status` where vCluster copies it back. */
-  kinds: readonly { group: string; resource: string; status?: boolean }[];
+  /**
+   * The kinds the config has sync.toHost patches for; `status` where vCluster copies it back;
+   * `scope: "Cluster"` for a cluster-scoped one (cluster-patches-webhook.yaml's rules).
+   */
+  kinds: readonly { group: string; resource: string; status?: boolean; scope?: "Cluster" }[];
   /** The sync.fromHost kinds it has patches for: virtual-cluster.yaml rules, CREATE and UPDATE. */
   fromHost?: readonly { group: string; resource: string; status?: boolean; scope: string }[];
 }
@@ -126,23 +130,32 @@ type JsonPatchOp = { op: string; path: string; value: { rules?: unknown } };
 /** The component's files edited as manifests/README.md says, in the user's copy of manifests/. */
 function editPatchesComponent(workDir: string, c: PatchesComponent): void {
   const dir = join(workDir, "manifests/overlays/patches");
+  // The cluster marker as manifests/README.md computes it: SafeConcatName(namespace, "x", name).
+  const marker = safeConcatName(c.vclusterNamespace, "x", c.vclusterName);
   writeFileSync(
     join(dir, "vcluster.env"),
-    `vcluster-name=${c.vclusterName}\nvcluster-namespace=${c.vclusterNamespace}\n`,
+    `vcluster-name=${c.vclusterName}\nvcluster-namespace=${c.vclusterNamespace}\nvcluster-cluster-marker=${marker}\n`,
   );
   writeFileSync(join(dir, "vcluster.yaml"), c.config);
-  const hookFile = join(dir, "patches-webhook.yaml");
-  const ops = parse(readFileSync(hookFile, "utf8")) as JsonPatchOp[];
-  const hook = ops.find((o) => o.path === "/webhooks/-");
-  if (!hook) throw new Error(`${hookFile} adds no webhook`);
-  hook.value.rules = c.kinds.map((k) => ({
-    apiGroups: [k.group],
-    apiVersions: ["*"],
-    resources: [k.resource],
-    operations: ["CREATE", "UPDATE"],
-    scope: "Namespaced",
-  }));
-  writeFileSync(hookFile, stringify(ops));
+  for (const [file, scope] of [
+    ["patches-webhook.yaml", "Namespaced"],
+    ["cluster-patches-webhook.yaml", "Cluster"],
+  ] as const) {
+    const hookFile = join(dir, file);
+    const ops = parse(readFileSync(hookFile, "utf8")) as JsonPatchOp[];
+    const hook = ops.find((o) => o.path === "/webhooks/-");
+    if (!hook) throw new Error(`${hookFile} adds no webhook`);
+    hook.value.rules = c.kinds
+      .filter((k) => (k.scope ?? "Namespaced") === scope)
+      .map((k) => ({
+        apiGroups: [k.group],
+        apiVersions: ["*"],
+        resources: [k.resource],
+        operations: ["CREATE", "UPDATE"],
+        scope,
+      }));
+    writeFileSync(hookFile, stringify(ops));
+  }
   // virtual-cluster.yaml: the same kinds, updates only, with <resource>/status where it comes back.
   const virtualFile = join(dir, "virtual-cluster.yaml");
   const docs = readFileSync(virtualFile, "utf8").split(/^---$/m);
@@ -155,7 +168,7 @@ function editPatchesComponent(workDir: string, c: PatchesComponent): void {
       apiVersions: ["*"],
       resources: k.status ? [k.resource, `${k.resource}/status`] : [k.resource],
       operations: ["UPDATE"],
-      scope: "Namespaced",
+      scope: k.scope ?? "Namespaced",
     })),
     ...(c.fromHost ?? []).map((k) => ({
       apiGroups: [k.group],
