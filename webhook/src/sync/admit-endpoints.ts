@@ -22,7 +22,13 @@ import { applyChangeSet, changeSet } from "./change-set.js";
 import { applyGuardedPatches, type PatchRunner } from "./guarded-patch.js";
 import type { Ownership } from "./host-ownership.js";
 import { MarkerLabel } from "../patches/labels.js";
-import { isOurSliceCopy, patchEndpointSlice } from "./admit-endpoint-slices.js";
+import {
+  patchSliceWrite,
+  sliceWriter,
+  SlicePatchesError,
+  type SlicePatchSets,
+  type SliceWriter,
+} from "./admit-endpoint-slices.js";
 import { keepDropped } from "./carried-fields.js";
 import { cancelEchoes } from "./virtual-echo.js";
 import {
@@ -44,6 +50,14 @@ export interface EndpointsAdmission {
     vclusterName: string;
     ownership(namespace: string): Ownership | "unknown";
   };
+  /**
+   * sync.toHost.endpointSlices' own patches (when the config has them and the kind is enabled):
+   * every write to the host slice of one of the vCluster's Services gets them after the Endpoints
+   * patches, the mirroring controller's writes included (admit-endpoint-slices.ts, KND-70).
+   */
+  slices?: PatchRunner;
+  /** Every failing patch of `slices`, by index (undefined when no one patch is to blame). */
+  onSlicePatchFailure?: (patchIndex: number | undefined) => void;
 }
 
 const KEPT = ["annotations", "labels", "finalizers"] as const;
@@ -144,8 +158,11 @@ function hostGate(
   deps: EndpointsAdmission,
 ): AdmissionReviewResponse | null {
   const object = req.object as JsonObject;
-  const ours = kind === "endpoints" ? isOurHostCopy : isOurSliceCopy;
-  if (!ours(object, deps.owner.vclusterName)) return allow(req.uid);
+  const ours =
+    kind === "endpoints"
+      ? isOurHostCopy(object, deps.owner.vclusterName)
+      : patchedWriter(object, deps) !== null;
+  if (!ours) return allow(req.uid);
   const verdict = deps.owner.ownership(req.namespace);
   if (verdict === "unknown") {
     return deny(
@@ -157,6 +174,23 @@ function hostGate(
   }
   if (verdict.owned) return null;
   return allow(req.uid, [`${kind} ${JSON.stringify(objectRef(req))} not patched: ${verdict.why}`]);
+}
+
+/**
+ * Who wrote a host slice this admission patches: vCluster's syncer, or the mirroring controller
+ * when the slice has patches of its own (without them its writes carry the patched Endpoints
+ * already, EPS-28); null for any other slice.
+ */
+function patchedWriter(object: JsonObject, deps: EndpointsAdmission): SliceWriter | null {
+  const writer = sliceWriter(object, deps.owner.vclusterName);
+  return writer === "mirroring" && deps.slices === undefined ? null : writer;
+}
+
+function slicePatchSets(deps: EndpointsAdmission): SlicePatchSets {
+  const sets: SlicePatchSets = {};
+  if (deps.enabled) sets.endpoints = deps.run;
+  if (deps.slices !== undefined) sets.slices = deps.slices;
+  return sets;
 }
 
 function objectRef(req: AdmissionRequest): string {
@@ -177,9 +211,11 @@ export async function admitEndpoints(
       ),
     );
   }
-  if (!deps.enabled || (req.operation !== "CREATE" && req.operation !== "UPDATE") || !req.object) {
+  if ((req.operation !== "CREATE" && req.operation !== "UPDATE") || !req.object) {
     return allow(req.uid);
   }
+  // A slice with patches of its own gets them whether or not Endpoints are synced (KND-70).
+  if (!deps.enabled && (kind === "endpoints" || deps.slices === undefined)) return allow(req.uid);
   // vCluster syncs an EndpointSlice's endpoints virtual → host only: nothing to reverse.
   if (kind === "endpointslices" && deps.side === "virtual") return allow(req.uid);
   if (deps.side === "host") {
@@ -188,17 +224,24 @@ export async function admitEndpoints(
   }
   try {
     const object = req.object as JsonObject;
+    const old = req.operation === "UPDATE" ? (req.oldObject as JsonObject | null) : null;
+    const writer = kind === "endpointslices" ? patchedWriter(object, deps) : null;
     const patched =
       kind === "endpoints"
         ? await patchObject(req, deps)
-        : await patchEndpointSlice(
-            object,
-            req.operation === "UPDATE" ? (req.oldObject as JsonObject | null) : null,
-            deps,
-          );
+        : writer === null
+          ? null
+          : await patchSliceWrite(writer, object, old, slicePatchSets(deps));
     return patched ? allowWithPatch(req.uid, req.object, patched) : allow(req.uid);
   } catch (err) {
     if (err instanceof KubeError && err.code === 503) return deny(req.uid, err);
+    if (err instanceof SlicePatchesError) {
+      deps.onSlicePatchFailure?.(err.patchIndex);
+      const message = `${kind} ${JSON.stringify(objectRef(req))}: sync.toHost.endpointSlices.patches failed: ${err.message}`;
+      if (deps.onPatchError === "allow")
+        return allow(req.uid, [`${message}; admitted unchanged (--on-patch-error=allow)`]);
+      return deny(req.uid, newBadRequest(message));
+    }
     const message = `${kind} ${JSON.stringify(objectRef(req))}: sync patch failed: ${err instanceof Error ? err.message : String(err)}`;
     if (deps.onPatchError === "allow")
       return allow(req.uid, [`${message}; admitted unchanged (--on-patch-error=allow)`]);
