@@ -197,6 +197,36 @@ function objectRef(req: AdmissionRequest): string {
   return `${req.namespace || "default"}/${req.name}`;
 }
 
+/** A host slice write patched by the one rule (admit-endpoint-slices.ts), or null. */
+async function patchSlice(
+  req: AdmissionRequest,
+  deps: EndpointsAdmission,
+): Promise<JsonObject | null> {
+  const object = req.object as JsonObject;
+  const old = req.operation === "UPDATE" ? (req.oldObject as JsonObject | null) : null;
+  const writer = patchedWriter(object, deps);
+  return writer === null ? null : patchSliceWrite(writer, object, old, slicePatchSets(deps));
+}
+
+/** The answer to a failed patch: 503 as it came, else denied or (allow) admitted unchanged. */
+function failed(
+  req: AdmissionRequest,
+  kind: Kind,
+  deps: EndpointsAdmission,
+  err: unknown,
+): AdmissionReviewResponse {
+  if (err instanceof KubeError && err.code === 503) return deny(req.uid, err);
+  let what = "sync patch";
+  if (err instanceof SlicePatchesError) {
+    deps.onSlicePatchFailure?.(err.patchIndex);
+    what = "sync.toHost.endpointSlices.patches";
+  }
+  const message = `${kind} ${JSON.stringify(objectRef(req))}: ${what} failed: ${err instanceof Error ? err.message : String(err)}`;
+  if (deps.onPatchError === "allow")
+    return allow(req.uid, [`${message}; admitted unchanged (--on-patch-error=allow)`]);
+  return deny(req.uid, newBadRequest(message));
+}
+
 export async function admitEndpoints(
   req: AdmissionRequest,
   deps: EndpointsAdmission,
@@ -223,28 +253,10 @@ export async function admitEndpoints(
     if (gated !== null) return gated;
   }
   try {
-    const object = req.object as JsonObject;
-    const old = req.operation === "UPDATE" ? (req.oldObject as JsonObject | null) : null;
-    const writer = kind === "endpointslices" ? patchedWriter(object, deps) : null;
     const patched =
-      kind === "endpoints"
-        ? await patchObject(req, deps)
-        : writer === null
-          ? null
-          : await patchSliceWrite(writer, object, old, slicePatchSets(deps));
+      kind === "endpoints" ? await patchObject(req, deps) : await patchSlice(req, deps);
     return patched ? allowWithPatch(req.uid, req.object, patched) : allow(req.uid);
   } catch (err) {
-    if (err instanceof KubeError && err.code === 503) return deny(req.uid, err);
-    if (err instanceof SlicePatchesError) {
-      deps.onSlicePatchFailure?.(err.patchIndex);
-      const message = `${kind} ${JSON.stringify(objectRef(req))}: sync.toHost.endpointSlices.patches failed: ${err.message}`;
-      if (deps.onPatchError === "allow")
-        return allow(req.uid, [`${message}; admitted unchanged (--on-patch-error=allow)`]);
-      return deny(req.uid, newBadRequest(message));
-    }
-    const message = `${kind} ${JSON.stringify(objectRef(req))}: sync patch failed: ${err instanceof Error ? err.message : String(err)}`;
-    if (deps.onPatchError === "allow")
-      return allow(req.uid, [`${message}; admitted unchanged (--on-patch-error=allow)`]);
-    return deny(req.uid, newBadRequest(message));
+    return failed(req, kind, deps, err);
   }
 }
