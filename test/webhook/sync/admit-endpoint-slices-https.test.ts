@@ -16,6 +16,7 @@ import { objectReview } from "../../support/reviews.js";
 import { httpsRequest } from "../../support/https-client.js";
 import { metricValue } from "../../support/prometheus-text.js";
 import { admit as admitAnswer } from "./admission-answer.js";
+import { docPageWith } from "../../support/readme-blocks.js";
 
 type Json = Record<string, unknown>;
 const VC = { name: "my-vcluster", namespace: "vcluster-my-vcluster" };
@@ -350,40 +351,80 @@ function mirroredSlice(
 
 const labelsOf = (o: Json): Json => (o.metadata as Json).labels as Json;
 
+/** docs/patches.md's example of the two patches composed, as written. */
+const DOCS_EXAMPLE_FIRST_LINE =
+  "# vcluster.yaml: an Endpoints patch and an EndpointSlices patch on the same addresses";
+
+function docsExample(): string {
+  const { contents } = docPageWith(DOCS_EXAMPLE_FIRST_LINE);
+  const at = contents.indexOf(DOCS_EXAMPLE_FIRST_LINE);
+  return contents.slice(at, contents.indexOf("```", at));
+}
+
+/** `vgate serve --config` on `config`, --side host; its base URL and how to stop it. */
+async function serveConfig(config: string): Promise<{ base: string; stop(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), "vgate-eps-"));
+  writeFileSync(join(dir, "vcluster.yaml"), config);
+  const serve = await startServe(
+    {
+      port: 0,
+      bindAddress: "127.0.0.1",
+      groupDomain: "loft.sh",
+      adminGroups: ["system:masters"],
+      logLevel: "info",
+      dev: true,
+      endpoints: {
+        config: join(dir, "vcluster.yaml"),
+        vclusterName: VC.name,
+        vclusterNamespace: VC.namespace,
+        side: "host",
+        onPatchError: "deny",
+        deadlineMs: 500,
+        workers: 1,
+      },
+    },
+    createLogger("silent", new Writable({ write: (_c, _e, cb) => cb() })),
+  );
+  return {
+    base: `https://127.0.0.1:${serve.server.port}`,
+    async stop() {
+      await serve.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+describe("docs/patches.md's EndpointSlices example over HTTPS", function () {
+  this.timeout(30_000);
+  it("composes as the page says: both writers' slice carries 10.244.0.7", async () => {
+    const served = await serveConfig(docsExample());
+    try {
+      const url = `${served.base}/mutate/patches`;
+      const byVCluster = await admit(
+        url,
+        review("endpointslices", "CREATE", hostSlice([ready("10.244.0.5")])),
+      );
+      assert.deepEqual(byVCluster.out.endpoints, [ready("10.244.0.7")]);
+      const byController = await admit(
+        url,
+        review("endpointslices", "UPDATE", mirroredSlice([ready("10.244.0.6")]), byVCluster.out),
+      );
+      assert.deepEqual(byController.out.endpoints, [ready("10.244.0.7")]);
+    } finally {
+      await served.stop();
+    }
+  });
+});
+
 describe("EndpointSlices with patches of their own over HTTPS: one rule for both writers (KND-70)", function () {
   this.timeout(30_000);
-  let serve: StartedServe;
+  let served: { base: string; stop(): Promise<void> };
   let base: string;
-  let dir: string;
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "vgate-eps-"));
-    writeFileSync(join(dir, "vcluster.yaml"), BOTH);
-    serve = await startServe(
-      {
-        port: 0,
-        bindAddress: "127.0.0.1",
-        groupDomain: "loft.sh",
-        adminGroups: ["system:masters"],
-        logLevel: "info",
-        dev: true,
-        endpoints: {
-          config: join(dir, "vcluster.yaml"),
-          vclusterName: VC.name,
-          vclusterNamespace: VC.namespace,
-          side: "host",
-          onPatchError: "deny",
-          deadlineMs: 500,
-          workers: 1,
-        },
-      },
-      createLogger("silent", new Writable({ write: (_c, _e, cb) => cb() })),
-    );
-    base = `https://127.0.0.1:${serve.server.port}`;
+    served = await serveConfig(BOTH);
+    base = served.base;
   });
-  after(async () => {
-    await serve.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => served.stop());
 
   /** The answer of /mutate/endpoints, after checking /mutate/patches gives the same. */
   async function both(body: Json): Promise<{ allowed: boolean; out: Json }> {
