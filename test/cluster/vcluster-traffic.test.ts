@@ -8,7 +8,6 @@
 // address, and the slices' writes must stop.
 
 import assert from "node:assert/strict";
-import type { KubeObject } from "../support/kube/kube-client.js";
 import { until, untilValue } from "../support/until.js";
 import { nodeImages } from "../support/node/cluster-tier.js";
 import { startNodeRig, type NodeRig } from "../support/node/node-rig.js";
@@ -28,35 +27,11 @@ import {
 } from "../support/vcluster/vcluster-tier.js";
 import { startVCluster, type VClusterRig } from "../support/vcluster/vcluster-rig.js";
 import { writeLog, type WriteLog } from "../support/vcluster/write-log.js";
+import { hostClient, httpdPod, runningPodIp } from "../support/vcluster/host-traffic.js";
 
 const REQUESTS = 40;
 const QUIET_MS = 15_000;
 const SETTLE_MS = 180_000;
-
-type Pod = KubeObject & { status?: { phase?: string; podIP?: string } };
-
-function httpdPod(name: string, body: string, image: string): Pod {
-  return {
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: { name, namespace: "default", labels: { app: name } },
-    spec: {
-      containers: [
-        {
-          name: "httpd",
-          image,
-          imagePullPolicy: "Never",
-          command: [
-            "sh",
-            "-c",
-            `mkdir -p /www && echo ${body} > /www/index.html && exec httpd -f -p 8080 -h /www`,
-          ],
-          readinessProbe: { httpGet: { path: "/", port: 8080 }, periodSeconds: 1 },
-        },
-      ],
-    },
-  };
-}
 
 (HAVE_VCLUSTER ? describe : describe.skip)(
   `vgate's patches route real traffic, next to vCluster's real syncer${VCLUSTER_SKIP_REASON}`,
@@ -68,69 +43,16 @@ function httpdPod(name: string, body: string, image: string): Pod {
     const ips = { target: "", decoy: "" };
     let clusterIp = "";
 
-    const running = (name: string) =>
-      untilValue(
-        `the host pod ${name} running`,
-        () =>
-          rig.admin.get<Pod>({
-            apiVersion: "v1",
-            kind: "Pod",
-            metadata: { name, namespace: "default" },
-          }),
-        (p) => p?.status?.phase === "Running" && Boolean(p.status.podIP),
-      ).then((p) => p!.status!.podIP!);
-
-    /**
-     * Runs a client pod on the host that GETs each `address port` `times` times; one line per
-     * answer: its body, or FAILED. (busybox's nc, as its wget needs the C library's resolver, which
-     * a static busybox in an image with nothing else cannot load.)
-     */
-    async function client(
-      name: string,
-      targets: readonly string[],
-      times: number,
-    ): Promise<string[]> {
-      const get = (t: string) =>
-        `b=$(printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${t} | tail -n 1); echo "\${b:-FAILED}"`;
-      const loop = targets.map((t) => `for i in $(seq 1 ${times}); do ${get(t)}; done`).join("; ");
-      await rig.admin.create<Pod>({
-        apiVersion: "v1",
-        kind: "Pod",
-        metadata: { name, namespace: "default" },
-        spec: {
-          restartPolicy: "Never",
-          containers: [
-            {
-              name: "client",
-              image: nodeImages().test.ref,
-              imagePullPolicy: "Never",
-              command: ["sh", "-c", loop],
-            },
-          ],
-        },
-      });
-      await untilValue(
-        `the client pod ${name} done`,
-        () =>
-          rig.admin.get<Pod>({
-            apiVersion: "v1",
-            kind: "Pod",
-            metadata: { name, namespace: "default" },
-          }),
-        (p) => p?.status?.phase === "Succeeded" || p?.status?.phase === "Failed",
-      );
-      const logs = await rig.kubectl(["-n", "default", "logs", name]);
-      assert.equal(logs.code, 0, logs.stderr);
-      return logs.stdout.trim().split("\n");
-    }
+    const client = (name: string, targets: readonly string[], times: number) =>
+      hostClient(rig, nodeImages().test.ref, name, targets, times);
 
     before(async () => {
       const images = nodeImages();
       rig = await startNodeRig({ pause: images.pause, images: [images.test] });
       await rig.admin.create(httpdPod("target", "patched", images.test.ref));
       await rig.admin.create(httpdPod("decoy", "unpatched", images.test.ref));
-      ips.target = await running("target");
-      ips.decoy = await running("decoy");
+      ips.target = await runningPodIp(rig, "target");
+      ips.decoy = await runningPodIp(rig, "decoy");
       await installVgate(rig, images.vgate, {
         endpoints: {
           vclusterName: "vc",

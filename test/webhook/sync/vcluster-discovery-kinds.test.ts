@@ -62,6 +62,52 @@ const prefixTier = (prefix: string): PatchSpec => ({
   path: 'metadata.labels["tier"]',
   expression: `"${prefix}" + value`,
 });
+const IP_PATCH = (from: string, to: string) => `value === "${from}" ? "${to}" : value`;
+const SLICES = { kind: toHostKind("endpointSlices"), apiVersion: "discovery.k8s.io/v1" };
+
+/**
+ * A host slice of vCluster `vc`'s Service db in `namespace`, as vCluster's EndpointSlice syncer
+ * writes it, or as the mirroring controller writes it from the host Endpoints (their bookkeeping).
+ */
+function hostSliceOf(
+  by: "vcluster" | "mirroring",
+  vc: string,
+  namespace: string,
+  ip: string,
+): Json {
+  const host = `db-x-default-x-${vc}`;
+  return {
+    apiVersion: "discovery.k8s.io/v1",
+    kind: "EndpointSlice",
+    metadata: {
+      name: `db-5mzzp-x-default-x-${vc}`,
+      namespace,
+      labels: {
+        "endpointslice.kubernetes.io/managed-by": "endpointslicemirroring-controller.k8s.io",
+        "kubernetes.io/service-name": host,
+        "vcluster.loft.sh/managed-by": vc,
+      },
+      annotations:
+        by === "vcluster"
+          ? {
+              "vcluster.loft.sh/object-name": "db-5mzzp",
+              "vcluster.loft.sh/object-namespace": "default",
+              "vcluster.loft.sh/object-kind": "discovery.k8s.io/v1, Kind=EndpointSlice",
+            }
+          : {
+              "vcluster.loft.sh/object-name": "db",
+              "vcluster.loft.sh/object-namespace": "default",
+              "vcluster.loft.sh/object-kind": "/v1, Kind=Endpoints",
+              "vcluster.loft.sh/object-host-name": host,
+              "vcluster.loft.sh/object-host-namespace": namespace,
+            },
+    },
+    addressType: "IPv4",
+    endpoints: [{ addresses: [ip], conditions: { ready: true } }],
+    ports: [{ name: "pg", port: 5432, protocol: "TCP" }],
+  };
+}
+
 /** Fails on every object: `value` is a string, which has no `no`. */
 const FAILING: PatchSpec = { path: 'metadata.labels["app"]', expression: "value.no.such" };
 
@@ -148,6 +194,10 @@ function discoveryServe(
             path: 'metadata.annotations["example.com/tls-secret"]',
             expression: 'value + "-" + context.virtualObject.subsets.length',
           },
+          { path: "subsets[*].addresses[*].ip", expression: IP_PATCH("10.1.2.3", "10.9.9.9") },
+        ],
+        endpointSlices: [
+          { path: "endpoints[*].addresses[*]", expression: IP_PATCH("10.9.9.9", "10.8.8.8") },
         ],
       });
       const b = vclusterYaml({ configMaps: [prefixData("b:")], secrets: [prefixTier("b-")] });
@@ -228,6 +278,28 @@ function discoveryServe(
       // B's vc has no Endpoints patches.
       const inB = translateEndpointsToHost(virtualEp, { name: "vc", namespace: nsB, config: {} });
       assert.equal((await answer(ENDPOINTS, inB as Json)).patch, undefined);
+    });
+
+    it("patches each writer of a host slice by the one rule, with its own vCluster's patches (KND-70)", async () => {
+      const addressOf = async (by: "vcluster" | "mirroring", ns: string, ip: string) => {
+        const slice = hostSliceOf(by, "vc", ns, ip);
+        const viaPatches = await answer(SLICES, slice);
+        const viaEndpoints = await answer(SLICES, slice, `${base}/mutate/endpoints`);
+        assert.deepEqual(
+          { ...viaPatches, uid: "" },
+          { ...viaEndpoints, uid: "" },
+          "/mutate/patches answers as /mutate/endpoints",
+        );
+        return (patched(slice, viaPatches).endpoints as { addresses: string[] }[])[0]!.addresses[0];
+      };
+      // A's vCluster write: the Endpoints patch, then the slice's own; the controller's write,
+      // mirrored from Endpoints A patched already, the slice's own only.
+      assert.equal(await addressOf("vcluster", nsA, "10.1.2.3"), "10.8.8.8");
+      assert.equal(await addressOf("mirroring", nsA, "10.9.9.9"), "10.8.8.8");
+      assert.equal(await addressOf("mirroring", nsA, "10.1.2.3"), "10.1.2.3");
+      // B's vc patches neither Endpoints nor EndpointSlices: A's patches never reach its slices.
+      assert.equal(await addressOf("vcluster", nsB, "10.1.2.3"), "10.1.2.3");
+      assert.equal(await addressOf("mirroring", nsB, "10.9.9.9"), "10.9.9.9");
     });
 
     it("multi-namespace mode: a namespace labelled for the vCluster gets its patches, if its config maps namespaces", async () => {

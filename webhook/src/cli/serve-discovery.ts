@@ -26,7 +26,7 @@ import {
 } from "../sync/vcluster-lookup.js";
 import { CliError } from "./errors.js";
 import type { DiscoveryOptions } from "./serve-options.js";
-import { patchesAdmission } from "./serve-patches.js";
+import { patchesAdmission, slicePatches } from "./serve-patches.js";
 
 /**
  * Failing patches past this index share the `patch` label `50+`: a tenant writes the config, and
@@ -110,6 +110,7 @@ export async function startDiscovery(
       run: vc.runner.run,
       onPatchError: opts.onPatchError,
       owner: { vclusterName: vc.ref.name, ownership },
+      ...slicePatches(vc.loaded, vc.runner, metrics, MAX_PATCH_LABEL),
     };
     const patches = patchesAdmission(vc.loaded, vc.runner, metrics, {
       side: "host",

@@ -8,6 +8,7 @@ import type { LoadedVCluster } from "../config/loaded-vcluster.js";
 import type { Metrics } from "../server/metrics.js";
 import { kindLabel, type PatchesAdmission, type ServedKind } from "../sync/admit-patches.js";
 import type { VClusterRunner } from "../sync/patch-runner.js";
+import type { EndpointsAdmission } from "../sync/admit-endpoints.js";
 import type { Json } from "../patches/types.js";
 import { isObject } from "../shared/json.js";
 
@@ -67,5 +68,31 @@ export function patchesAdmission(
     kinds: servedKinds(loaded, runner),
     onPatchFailure: (kind, index) =>
       metrics.patchFailures.inc({ kind: kindLabel(kind), patch: patchLabel(index, maxPatchLabel) }),
+  };
+}
+
+/**
+ * sync.toHost.endpointSlices' own patches for the Endpoints admission, which patches every write to
+ * a host slice (docs/decisions.md KND-70), and their failures counted as /mutate/patches counts
+ * them. Empty when the config has none or turns the kind off.
+ */
+export function slicePatches(
+  loaded: LoadedVCluster,
+  runner: VClusterRunner,
+  metrics: Pick<Metrics, "patchFailures">,
+  maxPatchLabel?: number,
+): Pick<EndpointsAdmission, "slices" | "onSlicePatchFailure"> {
+  const set = loaded.patchSets.find(
+    (s) => s.kind.section === "toHost" && s.kind.key === "endpointSlices",
+  );
+  const run = set?.enabled ? runner.runFor(set.kind) : undefined;
+  if (set === undefined || run === undefined) return {};
+  return {
+    slices: run,
+    onSlicePatchFailure: (index) =>
+      metrics.patchFailures.inc({
+        kind: kindLabel(set.kind),
+        patch: patchLabel(index, maxPatchLabel),
+      }),
   };
 }

@@ -28,7 +28,7 @@ import {
 } from "../server/tls.js";
 import { admitEndpoints, type EndpointsAdmission } from "../sync/admit-endpoints.js";
 import { admitPatches, servedResources } from "../sync/admit-patches.js";
-import { patchesAdmission } from "./serve-patches.js";
+import { patchesAdmission, slicePatches } from "./serve-patches.js";
 import { loadClientCa, parseCaBundle } from "../server/client-auth.js";
 import { pollFiles } from "../server/poll-files.js";
 import { hostNamespaceOwnership } from "../sync/host-ownership.js";
@@ -166,6 +166,7 @@ async function startEndpoints(
     run: runner.run,
     onPatchError: opts.onPatchError,
     virtualEndpoints: reader ? (ns, name) => reader.get(ns, name) : undefined,
+    ...slicePatches(loaded, runner, metrics),
     owner: {
       vclusterName: opts.vclusterName,
       ownership: (namespace) =>

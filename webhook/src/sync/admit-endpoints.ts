@@ -22,7 +22,13 @@ import { applyChangeSet, changeSet } from "./change-set.js";
 import { applyGuardedPatches, type PatchRunner } from "./guarded-patch.js";
 import type { Ownership } from "./host-ownership.js";
 import { MarkerLabel } from "../patches/labels.js";
-import { isOurSliceCopy, patchEndpointSlice } from "./admit-endpoint-slices.js";
+import {
+  patchSliceWrite,
+  sliceWriter,
+  SlicePatchesError,
+  type SlicePatchSets,
+  type SliceWriter,
+} from "./admit-endpoint-slices.js";
 import { keepDropped } from "./carried-fields.js";
 import { cancelEchoes } from "./virtual-echo.js";
 import {
@@ -44,6 +50,14 @@ export interface EndpointsAdmission {
     vclusterName: string;
     ownership(namespace: string): Ownership | "unknown";
   };
+  /**
+   * sync.toHost.endpointSlices' own patches (when the config has them and the kind is enabled):
+   * every write to the host slice of one of the vCluster's Services gets them after the Endpoints
+   * patches, the mirroring controller's writes included (admit-endpoint-slices.ts, KND-70).
+   */
+  slices?: PatchRunner;
+  /** Every failing patch of `slices`, by index (undefined when no one patch is to blame). */
+  onSlicePatchFailure?: (patchIndex: number | undefined) => void;
 }
 
 const KEPT = ["annotations", "labels", "finalizers"] as const;
@@ -144,8 +158,11 @@ function hostGate(
   deps: EndpointsAdmission,
 ): AdmissionReviewResponse | null {
   const object = req.object as JsonObject;
-  const ours = kind === "endpoints" ? isOurHostCopy : isOurSliceCopy;
-  if (!ours(object, deps.owner.vclusterName)) return allow(req.uid);
+  const ours =
+    kind === "endpoints"
+      ? isOurHostCopy(object, deps.owner.vclusterName)
+      : patchedWriter(object, deps) !== null;
+  if (!ours) return allow(req.uid);
   const verdict = deps.owner.ownership(req.namespace);
   if (verdict === "unknown") {
     return deny(
@@ -159,8 +176,55 @@ function hostGate(
   return allow(req.uid, [`${kind} ${JSON.stringify(objectRef(req))} not patched: ${verdict.why}`]);
 }
 
+/**
+ * Who wrote a host slice this admission patches: vCluster's syncer, or the mirroring controller
+ * when the slice has patches of its own (without them its writes carry the patched Endpoints
+ * already, EPS-28); null for any other slice.
+ */
+function patchedWriter(object: JsonObject, deps: EndpointsAdmission): SliceWriter | null {
+  const writer = sliceWriter(object, deps.owner.vclusterName);
+  return writer === "mirroring" && deps.slices === undefined ? null : writer;
+}
+
+function slicePatchSets(deps: EndpointsAdmission): SlicePatchSets {
+  const sets: SlicePatchSets = {};
+  if (deps.enabled) sets.endpoints = deps.run;
+  if (deps.slices !== undefined) sets.slices = deps.slices;
+  return sets;
+}
+
 function objectRef(req: AdmissionRequest): string {
   return `${req.namespace || "default"}/${req.name}`;
+}
+
+/** A host slice write patched by the one rule (admit-endpoint-slices.ts), or null. */
+async function patchSlice(
+  req: AdmissionRequest,
+  deps: EndpointsAdmission,
+): Promise<JsonObject | null> {
+  const object = req.object as JsonObject;
+  const old = req.operation === "UPDATE" ? (req.oldObject as JsonObject | null) : null;
+  const writer = patchedWriter(object, deps);
+  return writer === null ? null : patchSliceWrite(writer, object, old, slicePatchSets(deps));
+}
+
+/** The answer to a failed patch: 503 as it came, else denied or (allow) admitted unchanged. */
+function failed(
+  req: AdmissionRequest,
+  kind: Kind,
+  deps: EndpointsAdmission,
+  err: unknown,
+): AdmissionReviewResponse {
+  if (err instanceof KubeError && err.code === 503) return deny(req.uid, err);
+  let what = "sync patch";
+  if (err instanceof SlicePatchesError) {
+    deps.onSlicePatchFailure?.(err.patchIndex);
+    what = "sync.toHost.endpointSlices.patches";
+  }
+  const message = `${kind} ${JSON.stringify(objectRef(req))}: ${what} failed: ${err instanceof Error ? err.message : String(err)}`;
+  if (deps.onPatchError === "allow")
+    return allow(req.uid, [`${message}; admitted unchanged (--on-patch-error=allow)`]);
+  return deny(req.uid, newBadRequest(message));
 }
 
 export async function admitEndpoints(
@@ -177,9 +241,11 @@ export async function admitEndpoints(
       ),
     );
   }
-  if (!deps.enabled || (req.operation !== "CREATE" && req.operation !== "UPDATE") || !req.object) {
+  if ((req.operation !== "CREATE" && req.operation !== "UPDATE") || !req.object) {
     return allow(req.uid);
   }
+  // A slice with patches of its own gets them whether or not Endpoints are synced (KND-70).
+  if (!deps.enabled && (kind === "endpoints" || deps.slices === undefined)) return allow(req.uid);
   // vCluster syncs an EndpointSlice's endpoints virtual → host only: nothing to reverse.
   if (kind === "endpointslices" && deps.side === "virtual") return allow(req.uid);
   if (deps.side === "host") {
@@ -187,21 +253,10 @@ export async function admitEndpoints(
     if (gated !== null) return gated;
   }
   try {
-    const object = req.object as JsonObject;
     const patched =
-      kind === "endpoints"
-        ? await patchObject(req, deps)
-        : await patchEndpointSlice(
-            object,
-            req.operation === "UPDATE" ? (req.oldObject as JsonObject | null) : null,
-            deps,
-          );
+      kind === "endpoints" ? await patchObject(req, deps) : await patchSlice(req, deps);
     return patched ? allowWithPatch(req.uid, req.object, patched) : allow(req.uid);
   } catch (err) {
-    if (err instanceof KubeError && err.code === 503) return deny(req.uid, err);
-    const message = `${kind} ${JSON.stringify(objectRef(req))}: sync patch failed: ${err instanceof Error ? err.message : String(err)}`;
-    if (deps.onPatchError === "allow")
-      return allow(req.uid, [`${message}; admitted unchanged (--on-patch-error=allow)`]);
-    return deny(req.uid, newBadRequest(message));
+    return failed(req, kind, deps, err);
   }
 }

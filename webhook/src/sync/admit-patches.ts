@@ -226,8 +226,10 @@ function find(req: AdmissionRequest, deps: PatchesAdmission): ServedKind | undef
 }
 
 /**
- * Endpoints, and EndpointSlices when the config has no patches of their own, go to the Endpoints
- * admission: the same answers as /mutate/endpoints (EPS-28: a slice gets the Endpoints patches).
+ * Endpoints, and on the host side EndpointSlices when the config patches Endpoints or them, go to
+ * the Endpoints admission: the same answers as /mutate/endpoints. A slice gets the Endpoints
+ * patches (EPS-28) and then its own, whoever writes it (KND-70), which the Endpoints admission
+ * knows (EndpointsAdmission.slices). The virtual side keeps the slice's own set (KND-14).
  */
 function toEndpoints(
   req: AdmissionRequest,
@@ -237,8 +239,9 @@ function toEndpoints(
   if (!deps.endpoints) return false;
   const { group, resource } = req.resource;
   if (group === "" && resource === "endpoints") return served !== undefined;
-  const slices = group === "discovery.k8s.io" && resource === "endpointslices";
-  return slices && served === undefined && deps.kinds.some((k) => k.kind.key === "endpoints");
+  if (group !== "discovery.k8s.io" || resource !== "endpointslices") return false;
+  if (served !== undefined) return deps.side === "host" && served.kind.section === "toHost";
+  return deps.kinds.some((k) => k.kind.section === "toHost" && k.kind.key === "endpoints");
 }
 
 /**
