@@ -88,6 +88,8 @@ describe(`config: PATCH_KINDS against vCluster's chart schema${SKIP}`, () => {
           enabled: true,
           scope: "Namespaced",
           patches: [{ path: "spec.a", reverseExpression: "value" }],
+          // vCluster requires them for a namespaced custom resource from the host.
+          ...(side === "fromHost" ? { mappings: { byName: { "certs/*": "certs/*" } } } : {}),
         },
       };
     }
@@ -114,5 +116,31 @@ describe(`config: PATCH_KINDS against vCluster's chart schema${SKIP}`, () => {
       'sync.fromHost.nodes.patches[0] and sync.fromHost.nodes.patches[1] have the same path "a"',
     );
     assert.deepEqual(validateVClusterConfig(twice), [goError]);
+  });
+
+  run("custom resources' scope and mappings: vCluster and vgate give the same verdict", () => {
+    const oracle = new VClusterOracle(moduleDir);
+    const byName = { byName: { "certs/*": "certs/*" } };
+    const entries: [string, Obj][] = [
+      ["fromHost", { scope: "Namespaced", mappings: byName }],
+      ["fromHost", { scope: "Namespaced" }],
+      ["fromHost", { scope: "Cluster" }],
+      ["fromHost", { scope: "Cluster", mappings: byName }],
+      ["toHost", { scope: "Namespaced" }],
+      ["toHost", { scope: "Cluster" }],
+    ];
+    for (const [side, entry] of entries) {
+      const config = {
+        sync: { [side]: { customResources: { "w.example.com": { enabled: true, ...entry } } } },
+      };
+      const verdict = oracle.judge(config);
+      assert.deepEqual(verdict.schemaErrors, [], JSON.stringify(config));
+      const vgate = validateVClusterConfig(config);
+      assert.deepEqual(
+        vgate,
+        verdict.goError === null ? [] : [verdict.goError],
+        JSON.stringify(config),
+      );
+    }
   });
 });

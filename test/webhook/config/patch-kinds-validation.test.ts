@@ -143,6 +143,46 @@ describe("config: patches on every kind (KND-3)", () => {
     ]);
   });
 
+  it("custom resources: vCluster's scope rules, and mappings for a namespaced one from the host", () => {
+    const entry = (side: string, name: string, value: Obj): Obj => ({
+      sync: { [side]: { customResources: { [name]: { enabled: true, ...value } } } },
+    });
+    const byName = { byName: { "certs/*": "certs/*" } };
+    const cases: [Obj, string[]][] = [
+      [entry("fromHost", "w.example.com", { scope: "Namespaced", mappings: byName }), []],
+      [entry("fromHost", "w.example.com", { scope: "Cluster" }), []],
+      [entry("fromHost", "w.example.com", {}), []],
+      [entry("toHost", "w.example.com", { scope: "Namespaced" }), []],
+      [
+        entry("fromHost", "w.example.com", { scope: "Namespaced", mappings: { byName: {} } }),
+        [
+          ".selector.mappings is required for Namespaced scope sync.fromHost.customResources['w.example.com']",
+        ],
+      ],
+      [
+        entry("fromHost", "w.example.com", { scope: "Cluster", mappings: byName }),
+        [
+          ".selector.mappings are only supported for sync.fromHost.customResources['w.example.com'] with scope 'Namespaced'",
+        ],
+      ],
+      [
+        entry("fromHost", "w.example.com", { scope: "cluster" }),
+        [
+          "unsupported scope cluster for sync.fromHost.customResources['w.example.com'].scope. Only 'Cluster' and 'Namespaced' are allowed",
+        ],
+      ],
+      [
+        entry("toHost", "w.example.com", { scope: "Cluster" }),
+        [
+          "unsupported scope Cluster for sync.toHost.customResources['w.example.com'].scope. Only 'Namespaced' is allowed",
+        ],
+      ],
+    ];
+    for (const [config, problems] of cases) {
+      assert.deepEqual(validateVClusterConfig(config), problems, JSON.stringify(config));
+    }
+  });
+
   it("a misspelt key under sync.fromHost is a problem, as under sync.toHost", () => {
     assert.deepEqual(validateVClusterConfig({ sync: { fromHost: { node: {} } } }), [
       "at '/sync/fromHost': additional properties 'node' not allowed",
@@ -167,6 +207,11 @@ describe("config: patches on every kind (KND-3)", () => {
         "    customResources:",
         "      issuers.cert-manager.io:",
         "        {enabled: true, scope: Cluster, patches: [{path: a, reverseExpression: value}]}",
+        "      widgets.example.com:",
+        "        enabled: true",
+        "        scope: Namespaced",
+        "        mappings: {byName: {'shared/*': 'team-a/*'}}",
+        "        patches: [{path: a, reverseExpression: value}]",
         "",
       ].join("\n"),
       "vcluster.yaml",
@@ -220,7 +265,18 @@ describe("config: patches on every kind (KND-3)", () => {
         namespaced: false,
         keywords: [null, "reverseExpression"],
       },
+      {
+        at: "fromHost.customResources.widgets.example.com",
+        enabled: true,
+        count: 1,
+        namespaced: true,
+        keywords: [null, "reverseExpression"],
+      },
     ]);
+    // What vCluster syncs from the host: a namespaced custom resource's mappings (KND-90); a
+    // cluster-scoped one has none, every object is synced.
+    const mappings = config.patchSets.map((s) => s.mappings);
+    assert.deepEqual(mappings.slice(-2), [undefined, { "shared/*": "team-a/*" }]);
     // Endpoints keep their own fields, unchanged.
     assert.deepEqual(config.endpoints, {
       enabled: false,

@@ -151,14 +151,21 @@ function enabledOf(section: JsonObject, byDefault: boolean): boolean {
   return value === true || value === "auto";
 }
 
+/**
+ * Whether vCluster syncs from the host only the objects `mappings.byName` names: ConfigMaps,
+ * Secrets (KND-51) and namespaced custom resources (KND-90), all through its fromHostTranslate.
+ */
+function syncsByMappings(kind: PatchKind): boolean {
+  if (kind.section !== "fromHost") return false;
+  if (kind.key.startsWith("customResources.")) return kind.namespaced;
+  return kind.key === "configMaps" || kind.key === "secrets";
+}
+
 function patchSetOf(kind: PatchKind, section: JsonObject, byDefault: boolean) {
   const list = section["patches"];
   const patches = Array.isArray(list) ? list.filter(isObject).map(toPatchSpec) : [];
   const set = { kind, enabled: enabledOf(section, byDefault), patches };
-  // sync.fromHost.configMaps and .secrets sync only what their mappings name (KND-51).
-  if (kind.section !== "fromHost" || (kind.key !== "configMaps" && kind.key !== "secrets")) {
-    return set;
-  }
+  if (!syncsByMappings(kind)) return set;
   const byName = read(read(section, "mappings"), "byName");
   const mappings = Object.fromEntries(
     Object.entries(byName).filter((e): e is [string, string] => typeof e[1] === "string"),

@@ -311,9 +311,45 @@ function checkCustomResources(value: unknown, side: SyncSection, problems: Probl
     const scope = own(entry, "scope");
     if (scope !== undefined && typeof scope !== "string") {
       problems.push(wrongType(`${section.base}.scope`, "a string", scope));
+    } else {
+      problems.push(...scopeProblems(side, name, scope ?? "", entry));
     }
     checkKindSection(entry, section, kindKeys(side, "customResources"), problems);
   }
+}
+
+/**
+ * vCluster's rules for a customResources entry's scope, and a sync.fromHost one's mappings, with
+ * its messages (pkg/config/validation.go:100-111, validateFromHostSyncCustomResources, v0.34):
+ * toHost syncs namespaced custom resources only; fromHost a namespaced one only where its mappings
+ * say, a cluster-scoped one every object (docs/decisions.md KND-90).
+ */
+function scopeProblems(side: SyncSection, name: string, scope: string, entry: Obj): string[] {
+  if (side === "toHost") {
+    if (scope === "" || scope === "Namespaced") return [];
+    return [
+      `unsupported scope ${scope} for sync.toHost.customResources['${name}'].scope. Only 'Namespaced' is allowed`,
+    ];
+  }
+  if (scope !== "" && scope !== "Cluster" && scope !== "Namespaced") {
+    return [
+      `unsupported scope ${scope} for sync.fromHost.customResources['${name}'].scope. Only 'Cluster' and 'Namespaced' are allowed`,
+    ];
+  }
+  const mappings = own(entry, "mappings");
+  const byName = isObject(mappings) ? own(mappings, "byName") : undefined;
+  const mapped = isObject(byName) && Object.keys(byName).length > 0;
+  if (mapped && scope !== "Namespaced") {
+    return [
+      `.selector.mappings are only supported for sync.fromHost.customResources['${name}'] with scope 'Namespaced'`,
+    ];
+  }
+  if (scope === "Namespaced" && !mapped) {
+    return [
+      `.selector.mappings is required for Namespaced scope sync.fromHost.customResources['${name}']`,
+    ];
+  }
+  return [];
 }
 
 /** Every kind of `side` with patches, the custom resources last. */

@@ -38,7 +38,10 @@ export interface ServedKind {
   /** sync.<section>.<key>.enabled: when false the kind's objects pass untouched. */
   enabled: boolean;
   run: PatchRunner;
-  /** sync.fromHost.configMaps and .secrets: the mappings that name the objects synced (KND-51). */
+  /**
+   * sync.fromHost.configMaps, .secrets and namespaced custom resources: the mappings that name the
+   * objects synced (KND-51, KND-90).
+   */
   mappings?: Readonly<Record<string, string>>;
   /** Why the kind's objects pass untouched although it has patches (KND-53). */
   notPatched?: string;
