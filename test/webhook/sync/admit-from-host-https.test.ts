@@ -373,4 +373,80 @@ describe("POST /mutate/patches/virtual: sync.fromHost kinds over HTTPS", functio
       assert.equal(size(patched(g, r)), "host-small");
     });
   });
+
+  describe("gateways", () => {
+    // A Gateway is a kind of both sections in vCluster v0.36: imported from the host (labelled by
+    // the syncer) or the tenant's own, synced to the host (KND-92, KND-52).
+    const CONFIG = `sync:
+  toHost:
+    gatewayApi:
+      gateways:
+        enabled: true
+        patches:
+          - path: spec.gatewayClassName
+            expression: '"tenant-" + value'
+            reverseExpression: 'value.replace(/^tenant-/, "")'
+  fromHost:
+    gateways:
+      enabled: true
+      patches:
+        - path: spec.gatewayClassName
+          expression: '"host-" + value'
+`;
+    let server: PatchesServer;
+    let gateways: { kind: PatchKind; apiVersion: string };
+    before(async () => {
+      const loaded = loadedVCluster(loadVClusterConfig(CONFIG, "vcluster.yaml"), VC);
+      gateways = { kind: loaded.patchSets[0]!.kind, apiVersion: "gateway.networking.k8s.io/v1" };
+      server = await startPatchesServer(loaded);
+    });
+    after(() => server.stop());
+
+    const gateway = (className: string, imported: boolean): Json => ({
+      apiVersion: "gateway.networking.k8s.io/v1",
+      kind: "Gateway",
+      metadata: {
+        name: "web",
+        namespace: "team-a",
+        labels: imported ? { "vcluster.loft.sh/imported-gateway": "true" } : { app: "web" },
+      },
+      spec: { gatewayClassName: className, listeners: [] },
+    });
+    const className = (o: Json): unknown => (o.spec as Json).gatewayClassName;
+
+    it("patches a Gateway the syncer imports with the fromHost `expression`", async () => {
+      const g = gateway("shared", true);
+      const r = await admit(server.virtualUrl, review(gateways, "CREATE", g));
+      assert.equal(r.warnings, undefined);
+      assert.equal(className(patched(g, r)), "host-shared");
+    });
+
+    it("sends a tenant's own Gateway to the toHost set: created and its spec left untouched", async () => {
+      const own = gateway("internal", false);
+      const created = await admit(server.virtualUrl, review(gateways, "CREATE", own));
+      assert.equal(created.patch, undefined);
+      assert.equal(created.warnings, undefined);
+      const next = gateway("tenant-internal-v2", false);
+      const r = await admit(server.virtualUrl, review(gateways, "UPDATE", next, own));
+      // vCluster carries only metadata back for Gateways: the spec is the tenant's.
+      assert.equal(className(patched(next, r)), "tenant-internal-v2");
+    });
+
+    it("with fromHost gateways only, a Gateway without the import label passes, saying why", async () => {
+      const only = CONFIG.slice(CONFIG.indexOf("  fromHost:"));
+      const loaded = loadedVCluster(loadVClusterConfig(`sync:\n${only}`, "vcluster.yaml"), VC);
+      const s = await startPatchesServer(loaded);
+      try {
+        const r = await admit(s.virtualUrl, review(gateways, "CREATE", gateway("x", false)));
+        assert.equal(r.allowed, true);
+        assert.equal(r.patch, undefined);
+        assert.match(
+          r.warnings?.[0] ?? "",
+          /Gateway "team-a\/web" not patched: sync\.fromHost\.gateways did not import it: it lacks vCluster's import label/,
+        );
+      } finally {
+        await s.stop();
+      }
+    });
+  });
 });

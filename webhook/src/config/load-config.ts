@@ -173,6 +173,44 @@ function patchSetOf(kind: PatchKind, section: JsonObject, byDefault: boolean) {
   return { ...set, mappings };
 }
 
+/** The object at `path` (keys joined by dots) under `parent`, or an empty one. */
+function readPath(parent: JsonObject, path: string): JsonObject {
+  return path.split(".").reduce(read, parent);
+}
+
+/**
+ * `enabled` of a Gateway API kind as vCluster v0.36 reads it (pkg/util/gatewayapi/enabled.go):
+ * `sync.toHost.gatewayApi.enabled` turns on Gateways and HTTPRoutes, and the import of host
+ * GatewayClasses, which `sync.fromHost.gateways` needs too; ReferenceGrants' `auto` (the chart's
+ * default) follows route sync when namespaces are synced. undefined for any other kind.
+ */
+function gatewayApiEnabled(sync: JsonObject, at: string, own: boolean): boolean | undefined {
+  const on = (path: string) => enabledOf(readPath(sync, path), false);
+  switch (at) {
+    case "toHost.gatewayApi.httpRoutes":
+    case "toHost.gatewayApi.gateways":
+      return own || on("toHost.gatewayApi");
+    case "fromHost.gatewayClasses":
+      return own || on("fromHost.gateways") || on("toHost.gatewayApi");
+    case "toHost.gatewayApi.referenceGrants": {
+      const value = readPath(sync, at)["enabled"];
+      if (value === true || value === "true") return true;
+      if (value !== undefined && value !== "auto") return false;
+      const routes = ["httpRoutes", "tlsRoutes", "backendTLSPolicies"].some((k) =>
+        gatewayApiEnabledOrOwn(sync, `toHost.gatewayApi.${k}`),
+      );
+      return routes && on("toHost.namespaces");
+    }
+    default:
+      return undefined;
+  }
+}
+
+function gatewayApiEnabledOrOwn(sync: JsonObject, at: string): boolean {
+  const own = enabledOf(readPath(sync, at), false);
+  return gatewayApiEnabled(sync, at, own) ?? own;
+}
+
 /** Every kind that has patches; the custom resources' entries after each side's built-in kinds. */
 function patchSetsOf(sync: JsonObject): VClusterConfig["patchSets"] {
   const sets: VClusterConfig["patchSets"] = [];
@@ -183,7 +221,9 @@ function patchSetsOf(sync: JsonObject): VClusterConfig["patchSets"] {
       // withDefaults filled these in already: an `enabled` missing there was a null (off).
       const filled = side === "toHost" && (kind.key === "endpoints" || kind.key === "namespaces");
       const byDefault = !filled && ENABLED_BY_DEFAULT.has(`${side}.${kind.key}`);
-      sets.push(patchSetOf(kind, read(sideValue, kind.key), byDefault));
+      const set = patchSetOf(kind, readPath(sideValue, kind.key), byDefault);
+      const enabled = gatewayApiEnabled(sync, `${side}.${kind.key}`, set.enabled);
+      sets.push(enabled === undefined ? set : { ...set, enabled });
     }
     for (const [name, entry] of Object.entries(read(sideValue, "customResources"))) {
       if (!isObject(entry)) continue;
