@@ -15,8 +15,10 @@ GO=${GO:-$(command -v go || true)}
 [ -n "$GO" ] || [ ! -x /usr/local/go/bin/go ] || GO=/usr/local/go/bin/go
 [ -n "$GO" ] || die "Go is not installed; the Gateway API kinds' schema test will skip"
 module="github.com/loft-sh/vcluster@$VCLUSTER_SCHEMA_VERSION"
-sum=$(cd / && GOTOOLCHAIN=local GOFLAGS= "$GO" mod download -json "$module" |
-  sed -n 's/^\t"Sum": "\(.*\)",$/\1/p')
+field() { printf '%s\n' "$out" | sed -n "s/^\t\"$1\": \"\(.*\)\",\{0,1\}\$/\1/p"; }
+out=$(cd / && GOTOOLCHAIN=local GOFLAGS= "$GO" mod download -json "$module" 2>&1) ||
+  die "go mod download $module failed: $(field Error)"
+sum=$(field Sum)
 [ "$sum" = "$VCLUSTER_SCHEMA_SUM" ] ||
   die "$module: go mod download gave hash '$sum', versions.env pins $VCLUSTER_SCHEMA_SUM"
 printf 'make kube: %s is in the Go module cache (its chart schema, for the tests)\n' "$module"
