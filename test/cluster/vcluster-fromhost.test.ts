@@ -8,7 +8,8 @@
 // asserted after the syncer has carried a later host change, so a version that starts syncing them
 // shows (docs/decisions.md KND-91). vgate's half is then checked on a copy written as vCluster
 // Pro's syncer writes it (the host object's labels, annotations and spec, mapped namespace): the
-// copy is patched, a re-sent copy writes nothing, an unmapped Widget passes with a warning.
+// copy is patched, and so is a later host change, once; a re-sent copy writes nothing; an
+// unmapped Widget passes with a warning.
 
 import assert from "node:assert/strict";
 import { parse } from "yaml";
@@ -234,16 +235,25 @@ const labels = (o: Node | null): Record<string, string> => o?.metadata.labels ??
       const copy = await widgetAt(vc.virtual.admin, "team-a");
       assert.equal(copy?.spec.size, "vgate-small");
       // The host's value again, as a re-sync of an unchanged host object sends it: nothing written.
-      const resync = await vc.virtual.admin.request(
-        "PATCH",
-        "/apis/example.com/v1/namespaces/team-a/widgets/w",
-        { spec: { size: "small" } },
-        { "Content-Type": "application/merge-patch+json" },
-      );
-      assert.equal(resync.status, 200, JSON.stringify(resync.body));
-      const after = await widgetAt(vc.virtual.admin, "team-a");
-      assert.equal(after?.spec.size, "vgate-small");
-      assert.equal(after?.metadata.resourceVersion, copy?.metadata.resourceVersion, "no write");
+      const sync = async (size: string) => {
+        const r = await vc.virtual.admin.request<Widget>(
+          "PATCH",
+          "/apis/example.com/v1/namespaces/team-a/widgets/w",
+          { spec: { size } },
+          { "Content-Type": "application/merge-patch+json" },
+        );
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        return r.body;
+      };
+      const after = await sync("small");
+      assert.equal(after.spec.size, "vgate-small");
+      assert.equal(after.metadata.resourceVersion, copy?.metadata.resourceVersion, "no write");
+      // A later host change is patched once; its re-sync writes nothing.
+      const changed = await sync("large");
+      assert.equal(changed.spec.size, "vgate-large");
+      const again = await sync("large");
+      assert.equal(again.spec.size, "vgate-large");
+      assert.equal(again.metadata.resourceVersion, changed.metadata.resourceVersion, "no write");
       // A Widget no mapping names is the tenant's: untouched, with vgate's warning.
       const own = await vc.vkubectl(["create", "-f", "-"], { input: widget("team-b", "small") });
       assert.equal(own.code, 0, own.stderr);
