@@ -105,11 +105,13 @@ $(PREFIX)/bin/kubectl-accesskey $(PREFIX)/bin/kubectl_complete-accesskey: | $(PL
 # cert-manager's controller and cainjector (VGATE_KUBE_CERT_MANAGER=0 leaves them out), kubectl of
 # the same version (the parity tests' oracle: test/kube/build-kubectl.sh) and Helm, built from the
 # Go module proxy (versions in test/kube/versions.env) into ~/.cache/vgate/kube/<version>/; reused
-# when up to date. Needs Go >= 1.26, or KUBEBUILDER_ASSETS pointing at envtest binaries. Without
+# when up to date. It also downloads a newer vCluster's module, whose chart schema the tests read
+# (test/kube/fetch-vcluster-schema.sh). Needs Go >= 1.26, or KUBEBUILDER_ASSETS pointing at envtest binaries. Without
 # either, the cluster tests skip. VGATE_KUBE_KUBECTL=0 leaves kubectl out (the parity tests then
 # skip), VGATE_KUBE_HELM=0 Helm.
 kube:
 	bash test/kube/build.sh
+	@if [ -z "$${KUBEBUILDER_ASSETS:-}" ]; then bash test/kube/fetch-vcluster-schema.sh; fi
 	@if [ "$${VGATE_KUBE_KUBECTL:-1}" = 1 ]; then bash test/kube/build-kubectl.sh; fi
 	@if [ "$${VGATE_KUBE_HELM:-1}" = 1 ]; then bash test/kube/build-helm.sh; fi
 

@@ -32,10 +32,17 @@ function configOf(row: Row): Obj {
   if (row.key.startsWith("customResources.")) {
     const name = row.key.slice("customResources.".length);
     const entry: Obj = { enabled: true, patches: [row.example] };
-    if (row.side === "fromHost") entry["scope"] = "Namespaced";
+    if (row.side === "fromHost") {
+      entry["scope"] = "Namespaced";
+      entry["mappings"] = { byName: { "certs/*": "a/*" } };
+    }
     return { sync: { [row.side]: { customResources: { [name]: entry } } } };
   }
-  return { sync: { [row.side]: { [row.key]: { patches: [row.example] } } } };
+  // A key such as gatewayApi.httpRoutes is a path of objects.
+  const section = row.key
+    .split(".")
+    .reduceRight<Obj>((inner, key) => ({ [key]: inner }), { patches: [row.example] });
+  return { sync: { [row.side]: section } };
 }
 
 function keysOf(path: string): string[] {

@@ -11,7 +11,9 @@ import { validateVClusterConfig } from "../../../webhook/src/config/validate-con
 type Obj = Record<string, unknown>;
 
 function withSection(kind: PatchKind, section: Obj): Obj {
-  return { sync: { [kind.section]: { [kind.key]: section } } };
+  // A key such as gatewayApi.httpRoutes is a path of objects.
+  const nested = kind.key.split(".").reduceRight<Obj>((inner, key) => ({ [key]: inner }), section);
+  return { sync: { [kind.section]: nested } };
 }
 
 /** A patch every kind runs: the keyword of the direction the kind syncs toward the virtual side. */
@@ -22,7 +24,7 @@ function runningPatch(kind: PatchKind, path = "metadata.labels.a"): Obj {
 describe("config: patches on every kind (KND-3)", () => {
   for (const kind of PATCH_KINDS) {
     const base = `sync.${kind.section}.${kind.key}`;
-    const at = `/sync/${kind.section}/${kind.key}`;
+    const at = `/sync/${kind.section}/${kind.key.replaceAll(".", "/")}`;
     it(`${base}: vCluster's rules and messages, the section's keys and the keyword rule`, () => {
       const ok = withSection(kind, { enabled: true, patches: [runningPatch(kind)] });
       assert.deepEqual(validateVClusterConfig(ok), []);
@@ -82,7 +84,8 @@ describe("config: patches on every kind (KND-3)", () => {
           configMaps: { mappings: { byName: {} }, selector: {} },
           csiDrivers: { enabled: "auto" },
           events: { enabled: "auto", selector: {} },
-          gateways: { anything: 1 },
+          gateways: { allowedRoutes: {}, sanitize: {}, mappings: {}, status: {}, anything: 1 },
+          gatewayClasses: { selector: {} },
         },
       },
     };
@@ -90,6 +93,7 @@ describe("config: patches on every kind (KND-3)", () => {
       "at '/sync/toHost/services': additional properties 'all' not allowed",
       "at '/sync/fromHost/events': additional properties 'selector' not allowed",
       "sync.fromHost.events.enabled: must be a boolean, got string",
+      "at '/sync/fromHost/gateways': additional properties 'anything' not allowed",
     ]);
   });
 
@@ -143,6 +147,121 @@ describe("config: patches on every kind (KND-3)", () => {
     ]);
   });
 
+  it("custom resources: vCluster's scope rules, and mappings for a namespaced one from the host", () => {
+    const entry = (side: string, name: string, value: Obj): Obj => ({
+      sync: { [side]: { customResources: { [name]: { enabled: true, ...value } } } },
+    });
+    const byName = { byName: { "certs/*": "certs/*" } };
+    const cases: [Obj, string[]][] = [
+      [entry("fromHost", "w.example.com", { scope: "Namespaced", mappings: byName }), []],
+      [entry("fromHost", "w.example.com", { scope: "Cluster" }), []],
+      [entry("fromHost", "w.example.com", {}), []],
+      [entry("toHost", "w.example.com", { scope: "Namespaced" }), []],
+      [
+        entry("fromHost", "w.example.com", { scope: "Namespaced", mappings: { byName: {} } }),
+        [
+          ".selector.mappings is required for Namespaced scope sync.fromHost.customResources['w.example.com']",
+        ],
+      ],
+      [
+        entry("fromHost", "w.example.com", { scope: "Cluster", mappings: byName }),
+        [
+          ".selector.mappings are only supported for sync.fromHost.customResources['w.example.com'] with scope 'Namespaced'",
+        ],
+      ],
+      [
+        entry("fromHost", "w.example.com", { scope: "cluster" }),
+        [
+          "unsupported scope cluster for sync.fromHost.customResources['w.example.com'].scope. Only 'Cluster' and 'Namespaced' are allowed",
+        ],
+      ],
+      [
+        entry("toHost", "w.example.com", { scope: "Cluster" }),
+        [
+          "unsupported scope Cluster for sync.toHost.customResources['w.example.com'].scope. Only 'Namespaced' is allowed",
+        ],
+      ],
+    ];
+    for (const [config, problems] of cases) {
+      assert.deepEqual(validateVClusterConfig(config), problems, JSON.stringify(config));
+    }
+  });
+
+  it("sync.toHost.gatewayApi: its keys, and its own patches refused: no syncer applies them", () => {
+    const config = {
+      sync: {
+        toHost: {
+          gatewayApi: {
+            enabled: "yes",
+            grpcRoutes: {},
+            patches: [{ path: "metadata.labels.a", expression: "value" }],
+            httpRoutes: { enabled: true },
+          },
+        },
+      },
+    };
+    const base = "sync.toHost.gatewayApi";
+    assert.deepEqual(validateVClusterConfig(config), [
+      "at '/sync/toHost/gatewayApi': additional properties 'grpcRoutes' not allowed",
+      `${base}.enabled: must be a boolean, got string`,
+      `${base}.patches: vCluster applies these to no kind; put each under the kind it patches: ${base}.httpRoutes.patches, ${base}.gateways.patches, ${base}.tlsRoutes.patches, ${base}.backendTLSPolicies.patches, ${base}.referenceGrants.patches`,
+    ]);
+    assert.deepEqual(
+      validateVClusterConfig({ sync: { toHost: { gatewayApi: { patches: [] } } } }),
+      [],
+    );
+    assert.deepEqual(validateVClusterConfig({ sync: { toHost: { gatewayApi: 3 } } }), [
+      `${base}: must be an object, got number`,
+    ]);
+    // ReferenceGrants' enabled is vCluster's StrBool ("auto", the chart's default).
+    const grants = { sync: { toHost: { gatewayApi: { referenceGrants: { enabled: "auto" } } } } };
+    assert.deepEqual(validateVClusterConfig(grants), []);
+  });
+
+  it("the Gateway API kinds are enabled as vCluster v0.36 reads it", () => {
+    const patch = "{patches: [{path: a, expression: value, reverseExpression: value}]}";
+    const from = "{patches: [{path: a, expression: value}]}";
+    const enabled = (yaml: string) => {
+      const config = loadVClusterConfig(
+        `sync:\n  toHost:\n    gatewayApi:\n${yaml}      httpRoutes: ${patch}\n      gateways: ${patch}\n      tlsRoutes: ${patch}\n      referenceGrants: ${patch}\n  fromHost:\n    gatewayClasses: ${from}\n`,
+        "vcluster.yaml",
+      );
+      return Object.fromEntries(config.patchSets.map((s) => [s.kind.key, s.enabled]));
+    };
+    const none = {
+      "gatewayApi.httpRoutes": false,
+      "gatewayApi.gateways": false,
+      "gatewayApi.tlsRoutes": false,
+      "gatewayApi.referenceGrants": false,
+      gatewayClasses: false,
+    };
+    assert.deepEqual(enabled(""), none);
+    // The umbrella: Gateways, HTTPRoutes and the GatewayClass import; not TLSRoutes; grants stay
+    // `auto`, off without namespace sync.
+    assert.deepEqual(enabled("      enabled: true\n"), {
+      ...none,
+      "gatewayApi.httpRoutes": true,
+      "gatewayApi.gateways": true,
+      gatewayClasses: true,
+    });
+    const withNamespaces = loadVClusterConfig(
+      `sync:\n  toHost:\n    namespaces: {enabled: true}\n    gatewayApi:\n      tlsRoutes: {enabled: true}\n      referenceGrants: ${patch}\n`,
+      "vcluster.yaml",
+    );
+    assert.deepEqual(
+      withNamespaces.patchSets.map((s) => [s.kind.key, s.enabled]),
+      [["gatewayApi.referenceGrants", true]],
+    );
+    const off = loadVClusterConfig(
+      `sync:\n  toHost:\n    namespaces: {enabled: true}\n    gatewayApi:\n      enabled: true\n      referenceGrants: {enabled: "false", patches: [{path: a, labels: {}}]}\n`,
+      "vcluster.yaml",
+    );
+    assert.deepEqual(
+      off.patchSets.map((s) => [s.kind.key, s.enabled]),
+      [["gatewayApi.referenceGrants", false]],
+    );
+  });
+
   it("a misspelt key under sync.fromHost is a problem, as under sync.toHost", () => {
     assert.deepEqual(validateVClusterConfig({ sync: { fromHost: { node: {} } } }), [
       "at '/sync/fromHost': additional properties 'node' not allowed",
@@ -167,6 +286,11 @@ describe("config: patches on every kind (KND-3)", () => {
         "    customResources:",
         "      issuers.cert-manager.io:",
         "        {enabled: true, scope: Cluster, patches: [{path: a, reverseExpression: value}]}",
+        "      widgets.example.com:",
+        "        enabled: true",
+        "        scope: Namespaced",
+        "        mappings: {byName: {'shared/*': 'team-a/*'}}",
+        "        patches: [{path: a, reverseExpression: value}]",
         "",
       ].join("\n"),
       "vcluster.yaml",
@@ -220,7 +344,18 @@ describe("config: patches on every kind (KND-3)", () => {
         namespaced: false,
         keywords: [null, "reverseExpression"],
       },
+      {
+        at: "fromHost.customResources.widgets.example.com",
+        enabled: true,
+        count: 1,
+        namespaced: true,
+        keywords: [null, "reverseExpression"],
+      },
     ]);
+    // What vCluster syncs from the host: a namespaced custom resource's mappings (KND-90); a
+    // cluster-scoped one has none, every object is synced.
+    const mappings = config.patchSets.map((s) => s.mappings);
+    assert.deepEqual(mappings.slice(-2), [undefined, { "shared/*": "team-a/*" }]);
     // Endpoints keep their own fields, unchanged.
     assert.deepEqual(config.endpoints, {
       enabled: false,

@@ -8,7 +8,8 @@
 //    removes the key when the chart has a non-null default for it; any other null stays, and the
 //    schema judges it. Implemented below as `helmCoalesce`.
 // 2. `vcluster create` (pkg/cli/create_helm.go:253) and the syncer at start (pkg/config/parse.go:91,
-//    ValidateConfigAndSetDefaults, pkg/config/validation.go:114) run ValidateAllSyncPatches
+//    ValidateConfigAndSetDefaults) check each custom resource entry's scope, a sync.fromHost one's
+//    mappings too (validation.go:100-111), then run ValidateAllSyncPatches (validation.go:114)
 //    (pkg/config/validation.go:238) over every patch list, and the custom resources' lists
 //    (validation.go:104, validation.go:569), with validatePatches (validation.go:275-303):
 //    - validation.go:283-291: a patch uses an expression when `expression` or `reverseExpression`
@@ -155,21 +156,56 @@ function patchList(values: unknown, ...keys: string[]): GoPatch[] {
   return Array.isArray(list) ? list.map(goPatch) : [];
 }
 
-/** Every patch list vCluster validates, in its order: [base path, patches]. */
-function allPatchLists(values: unknown): [string, GoPatch[]][] {
-  const lists: [string, GoPatch[]][] = [];
-  for (const [side, key] of PATCH_LISTS) {
-    lists.push([`sync.${side}.${key}`, patchList(values, "sync", side!, key!, "patches")]);
+/**
+ * The scope and mappings rules of a custom resource entry (validation.go:100-103 for
+ * sync.toHost, validateFromHostSyncCustomResources, validation.go:558-568, for sync.fromHost):
+ * the error, or null.
+ */
+export function goCustomResourceScope(side: string, name: string, entry: unknown): string | null {
+  const scope = str(get(entry, "scope"));
+  if (side === "toHost") {
+    if (scope === "" || scope === "Namespaced") return null;
+    return `unsupported scope ${scope} for sync.toHost.customResources['${name}'].scope. Only 'Namespaced' is allowed`;
   }
+  if (scope !== "" && scope !== "Cluster" && scope !== "Namespaced") {
+    return `unsupported scope ${scope} for sync.fromHost.customResources['${name}'].scope. Only 'Cluster' and 'Namespaced' are allowed`;
+  }
+  const byName = get(entry, "mappings", "byName");
+  const mapped = isObj(byName) && Object.keys(byName).length > 0;
+  if (mapped && scope !== "Namespaced") {
+    return `.selector.mappings are only supported for sync.fromHost.customResources['${name}'] with scope 'Namespaced'`;
+  }
+  if (scope === "Namespaced" && !mapped) {
+    return `.selector.mappings is required for Namespaced scope sync.fromHost.customResources['${name}']`;
+  }
+  return null;
+}
+
+/**
+ * vCluster's first error, in its order: each custom resource entry's scope (and mappings) and
+ * patches, sync.toHost's then sync.fromHost's (validation.go:100-111), then every other patch list
+ * (ValidateAllSyncPatches, validation.go:114). Go ranges over a map in random order; the corpus
+ * has at most one failing entry per map.
+ */
+function firstGoError(values: unknown): string | null {
   for (const side of ["toHost", "fromHost"]) {
     const crs = get(values, "sync", side, "customResources");
     if (!isObj(crs)) continue;
     for (const name of Object.keys(crs)) {
-      const base = `sync.${side}.customResources.${name}`;
-      lists.push([base, patchList(crs, name, "patches")]);
+      const error =
+        goCustomResourceScope(side, name, crs[name]) ??
+        goValidatePatches(`sync.${side}.customResources.${name}`, patchList(crs, name, "patches"));
+      if (error !== null) return error;
     }
   }
-  return lists;
+  for (const [side, key] of PATCH_LISTS) {
+    const error = goValidatePatches(
+      `sync.${side}.${key}`,
+      patchList(values, "sync", side!, key!, "patches"),
+    );
+    if (error !== null) return error;
+  }
+  return null;
 }
 
 function clone<T>(value: T): T {
@@ -245,11 +281,7 @@ export class VClusterOracle {
       const schemaErrors = [...(this.validate.errors ?? [])];
       return { accepted: false, schemaErrors, goError: null, endpoints: null };
     }
-    let goError: string | null = null;
-    for (const [base, patches] of allPatchLists(coalesced)) {
-      goError = goValidatePatches(base, patches);
-      if (goError !== null) break;
-    }
+    const goError = firstGoError(coalesced);
     const endpoints: GoEndpoints = {
       enabled: get(coalesced, "sync", "toHost", "endpoints", "enabled") === true,
       patches: patchList(coalesced, "sync", "toHost", "endpoints", "patches"),

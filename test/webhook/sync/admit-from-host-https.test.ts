@@ -1,12 +1,13 @@
 // POST /mutate/patches/virtual over real HTTPS with real AdmissionReviews: the sync.fromHost kinds
-// (Nodes and ConfigMaps here), whose objects vCluster's syncer writes into the virtual cluster
+// (Nodes, ConfigMaps and custom resources here), whose objects vCluster's syncer writes into the virtual cluster
 // from host objects (docs/decisions.md KND-50..KND-54).
 
 import assert from "node:assert/strict";
-import type { PatchSet } from "../../../webhook/src/config/loaded-vcluster.js";
+import { loadVClusterConfig } from "../../../webhook/src/config/load-config.js";
+import { loadedVCluster, type PatchSet } from "../../../webhook/src/config/loaded-vcluster.js";
 import { PATCH_KINDS, type PatchKind } from "../../../webhook/src/config/patch-kinds.js";
 import { admit, patched } from "./admission-answer.js";
-import { loadedWith, review, toHostKind } from "./patch-kinds-fixtures.js";
+import { loadedWith, review, toHostKind, VC } from "./patch-kinds-fixtures.js";
 import { startPatchesServer, type PatchesServer } from "./patches-server.js";
 
 type Json = Record<string, unknown>;
@@ -286,6 +287,162 @@ describe("POST /mutate/patches/virtual: sync.fromHost kinds over HTTPS", functio
         assert.match(
           r.warnings?.[0] ?? "",
           /ConfigMap "team-c\/x" not patched: sync\.fromHost\.configMaps\.mappings do not bring it from the host/,
+        );
+      } finally {
+        await s.stop();
+      }
+    });
+  });
+
+  describe("customResources", () => {
+    // Loaded from vcluster.yaml text, so the loader's mappings are the ones served (KND-90).
+    const CONFIG = `sync:
+  fromHost:
+    customResources:
+      widgets.example.com:
+        enabled: true
+        scope: Namespaced
+        mappings:
+          byName:
+            "shared/*": "team-a/*"
+        patches:
+          - path: spec.size
+            reverseExpression: '"host-" + value'
+      gadgets.example.com:
+        enabled: true
+        scope: Cluster
+        patches:
+          - path: spec.size
+            reverseExpression: '"host-" + value'
+`;
+    let server: PatchesServer;
+    let sets: PatchSet[];
+    before(async () => {
+      const loaded = loadedVCluster(loadVClusterConfig(CONFIG, "vcluster.yaml"), VC);
+      sets = loaded.patchSets;
+      server = await startPatchesServer(loaded);
+    });
+    after(() => server.stop());
+
+    const widgets = () => ({
+      kind: { ...sets.find((k) => k.kind.resource === "widgets")!.kind, kind: "Widget" },
+      apiVersion: "example.com/v1",
+    });
+    const gadgets = () => ({
+      kind: { ...sets.find((k) => k.kind.resource === "gadgets")!.kind, kind: "Gadget" },
+      apiVersion: "example.com/v1",
+    });
+    const object = (kind: string, name: string, namespace?: string, size = "small"): Json => ({
+      apiVersion: "example.com/v1",
+      kind,
+      metadata: { name, ...(namespace ? { namespace } : {}), labels: { app: "x" } },
+      spec: { size },
+    });
+    const size = (o: Json): unknown => (o.spec as Json).size;
+
+    it("patches a namespaced one its mappings bring from the host, once", async () => {
+      const w = object("Widget", "w", "team-a");
+      const r = await admit(server.virtualUrl, review(widgets(), "CREATE", w));
+      assert.equal(r.warnings, undefined);
+      const stored = patched(w, r);
+      assert.equal(size(stored), "host-small");
+      // The syncer's next copy of an unchanged host object: nothing to patch, nothing written.
+      const resync = structuredClone(stored);
+      (resync.spec as Json).size = "small";
+      const again = await admit(server.virtualUrl, review(widgets(), "UPDATE", resync, stored));
+      assert.equal(size(patched(resync, again)), "host-small");
+      const next = object("Widget", "w", "team-a", "large");
+      const changed = await admit(server.virtualUrl, review(widgets(), "UPDATE", next, stored));
+      assert.equal(size(patched(next, changed)), "host-large");
+    });
+
+    it("passes one its mappings do not name untouched, with a warning", async () => {
+      const w = object("Widget", "w", "team-b");
+      const r = await admit(server.virtualUrl, review(widgets(), "CREATE", w));
+      assert.equal(r.allowed, true);
+      assert.equal(r.patch, undefined);
+      assert.match(
+        r.warnings?.[0] ?? "",
+        /Widget "team-b\/w" not patched: sync\.fromHost\.customResources\.widgets\.example\.com\.mappings do not bring it from the host/,
+      );
+    });
+
+    it("patches every cluster-scoped one: vCluster syncs them all", async () => {
+      const g = object("Gadget", "g");
+      const r = await admit(server.virtualUrl, review(gadgets(), "CREATE", g));
+      assert.equal(size(patched(g, r)), "host-small");
+    });
+  });
+
+  describe("gateways", () => {
+    // A Gateway is a kind of both sections in vCluster v0.36: imported from the host (labelled by
+    // the syncer) or the tenant's own, synced to the host (KND-92, KND-52).
+    const CONFIG = `sync:
+  toHost:
+    gatewayApi:
+      gateways:
+        enabled: true
+        patches:
+          - path: spec.gatewayClassName
+            expression: '"tenant-" + value'
+            reverseExpression: 'value.replace(/^tenant-/, "")'
+  fromHost:
+    gateways:
+      enabled: true
+      patches:
+        - path: spec.gatewayClassName
+          expression: '"host-" + value'
+`;
+    let server: PatchesServer;
+    let gateways: { kind: PatchKind; apiVersion: string };
+    before(async () => {
+      const loaded = loadedVCluster(loadVClusterConfig(CONFIG, "vcluster.yaml"), VC);
+      gateways = { kind: loaded.patchSets[0]!.kind, apiVersion: "gateway.networking.k8s.io/v1" };
+      server = await startPatchesServer(loaded);
+    });
+    after(() => server.stop());
+
+    const gateway = (className: string, imported: boolean): Json => ({
+      apiVersion: "gateway.networking.k8s.io/v1",
+      kind: "Gateway",
+      metadata: {
+        name: "web",
+        namespace: "team-a",
+        labels: imported ? { "vcluster.loft.sh/imported-gateway": "true" } : { app: "web" },
+      },
+      spec: { gatewayClassName: className, listeners: [] },
+    });
+    const className = (o: Json): unknown => (o.spec as Json).gatewayClassName;
+
+    it("patches a Gateway the syncer imports with the fromHost `expression`", async () => {
+      const g = gateway("shared", true);
+      const r = await admit(server.virtualUrl, review(gateways, "CREATE", g));
+      assert.equal(r.warnings, undefined);
+      assert.equal(className(patched(g, r)), "host-shared");
+    });
+
+    it("sends a tenant's own Gateway to the toHost set: created and its spec left untouched", async () => {
+      const own = gateway("internal", false);
+      const created = await admit(server.virtualUrl, review(gateways, "CREATE", own));
+      assert.equal(created.patch, undefined);
+      assert.equal(created.warnings, undefined);
+      const next = gateway("tenant-internal-v2", false);
+      const r = await admit(server.virtualUrl, review(gateways, "UPDATE", next, own));
+      // vCluster carries only metadata back for Gateways: the spec is the tenant's.
+      assert.equal(className(patched(next, r)), "tenant-internal-v2");
+    });
+
+    it("with fromHost gateways only, a Gateway without the import label passes, saying why", async () => {
+      const only = CONFIG.slice(CONFIG.indexOf("  fromHost:"));
+      const loaded = loadedVCluster(loadVClusterConfig(`sync:\n${only}`, "vcluster.yaml"), VC);
+      const s = await startPatchesServer(loaded);
+      try {
+        const r = await admit(s.virtualUrl, review(gateways, "CREATE", gateway("x", false)));
+        assert.equal(r.allowed, true);
+        assert.equal(r.patch, undefined);
+        assert.match(
+          r.warnings?.[0] ?? "",
+          /Gateway "team-a\/web" not patched: sync\.fromHost\.gateways did not import it: it lacks vCluster's import label/,
         );
       } finally {
         await s.stop();

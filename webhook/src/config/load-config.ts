@@ -151,19 +151,64 @@ function enabledOf(section: JsonObject, byDefault: boolean): boolean {
   return value === true || value === "auto";
 }
 
+/**
+ * Whether vCluster syncs from the host only the objects `mappings.byName` names: ConfigMaps,
+ * Secrets (KND-51) and namespaced custom resources (KND-90), all through its fromHostTranslate.
+ */
+function syncsByMappings(kind: PatchKind): boolean {
+  if (kind.section !== "fromHost") return false;
+  if (kind.key.startsWith("customResources.")) return kind.namespaced;
+  return kind.key === "configMaps" || kind.key === "secrets";
+}
+
 function patchSetOf(kind: PatchKind, section: JsonObject, byDefault: boolean) {
   const list = section["patches"];
   const patches = Array.isArray(list) ? list.filter(isObject).map(toPatchSpec) : [];
   const set = { kind, enabled: enabledOf(section, byDefault), patches };
-  // sync.fromHost.configMaps and .secrets sync only what their mappings name (KND-51).
-  if (kind.section !== "fromHost" || (kind.key !== "configMaps" && kind.key !== "secrets")) {
-    return set;
-  }
+  if (!syncsByMappings(kind)) return set;
   const byName = read(read(section, "mappings"), "byName");
   const mappings = Object.fromEntries(
     Object.entries(byName).filter((e): e is [string, string] => typeof e[1] === "string"),
   );
   return { ...set, mappings };
+}
+
+/** The object at `path` (keys joined by dots) under `parent`, or an empty one. */
+function readPath(parent: JsonObject, path: string): JsonObject {
+  return path.split(".").reduce(read, parent);
+}
+
+/**
+ * `enabled` of a Gateway API kind as vCluster v0.36 reads it (pkg/util/gatewayapi/enabled.go):
+ * `sync.toHost.gatewayApi.enabled` turns on Gateways and HTTPRoutes, and the import of host
+ * GatewayClasses, which `sync.fromHost.gateways` needs too; ReferenceGrants' `auto` (the chart's
+ * default) follows route sync when namespaces are synced. undefined for any other kind.
+ */
+function gatewayApiEnabled(sync: JsonObject, at: string, own: boolean): boolean | undefined {
+  const on = (path: string) => enabledOf(readPath(sync, path), false);
+  switch (at) {
+    case "toHost.gatewayApi.httpRoutes":
+    case "toHost.gatewayApi.gateways":
+      return own || on("toHost.gatewayApi");
+    case "fromHost.gatewayClasses":
+      return own || on("fromHost.gateways") || on("toHost.gatewayApi");
+    case "toHost.gatewayApi.referenceGrants": {
+      const value = readPath(sync, at)["enabled"];
+      if (value === true || value === "true") return true;
+      if (value !== undefined && value !== "auto") return false;
+      const routes = ["httpRoutes", "tlsRoutes", "backendTLSPolicies"].some((k) =>
+        gatewayApiEnabledOrOwn(sync, `toHost.gatewayApi.${k}`),
+      );
+      return routes && on("toHost.namespaces");
+    }
+    default:
+      return undefined;
+  }
+}
+
+function gatewayApiEnabledOrOwn(sync: JsonObject, at: string): boolean {
+  const own = enabledOf(readPath(sync, at), false);
+  return gatewayApiEnabled(sync, at, own) ?? own;
 }
 
 /** Every kind that has patches; the custom resources' entries after each side's built-in kinds. */
@@ -176,7 +221,9 @@ function patchSetsOf(sync: JsonObject): VClusterConfig["patchSets"] {
       // withDefaults filled these in already: an `enabled` missing there was a null (off).
       const filled = side === "toHost" && (kind.key === "endpoints" || kind.key === "namespaces");
       const byDefault = !filled && ENABLED_BY_DEFAULT.has(`${side}.${kind.key}`);
-      sets.push(patchSetOf(kind, read(sideValue, kind.key), byDefault));
+      const set = patchSetOf(kind, readPath(sideValue, kind.key), byDefault);
+      const enabled = gatewayApiEnabled(sync, `${side}.${kind.key}`, set.enabled);
+      sets.push(enabled === undefined ? set : { ...set, enabled });
     }
     for (const [name, entry] of Object.entries(read(sideValue, "customResources"))) {
       if (!isObject(entry)) continue;

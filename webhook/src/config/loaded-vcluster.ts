@@ -12,8 +12,9 @@ export interface PatchSet {
   enabled: boolean;
   patches: PatchSpec[];
   /**
-   * sync.fromHost.configMaps and .secrets: mappings.byName (host `namespace/name` or
-   * `namespace/*` → virtual), the only objects vCluster syncs from the host for them.
+   * sync.fromHost.configMaps, .secrets and namespaced custom resources: mappings.byName (host
+   * `namespace/name` or `namespace/*` → virtual), the only objects vCluster syncs from the host
+   * for them.
    */
   mappings?: Readonly<Record<string, string>>;
 }

@@ -1,8 +1,9 @@
 // Every kind vCluster accepts `patches` on, and which keyword runs in which direction
 // (docs/decisions.md KND-1). The list is vCluster's config schema (config/config.go of v0.34:
-// SyncToHost and SyncFromHost, every field of a type with `Patches []TranslatePatch`), the
-// custom resources aside: those are `customResources.<resource>.<group>` entries, made by
-// customResourceKind.
+// SyncToHost and SyncFromHost, every field of a type with `Patches []TranslatePatch`), with the
+// Gateway API kinds of v0.36 (KND-92: `sync.toHost.gatewayApi.<kind>`, `sync.fromHost.gatewayClasses`
+// and `.gateways`), the custom resources aside: those are `customResources.<resource>.<group>`
+// entries, made by customResourceKind.
 //
 // Which keyword runs is vCluster's patcher's choice, per kind: for sync.toHost kinds `expression`
 // runs virtual → host and `reverseExpression` host → virtual. sync.fromHost kinds sync host →
@@ -15,7 +16,10 @@ export type Keyword = "expression" | "reverseExpression";
 
 export interface PatchKind {
   section: SyncSection;
-  /** The key under sync.<section>: `pods`, or `customResources.<resource>.<group>`. */
+  /**
+   * The key under sync.<section>: `pods`, `gatewayApi.httpRoutes` (a path of keys), or
+   * `customResources.<resource>.<group>`.
+   */
   key: string;
   /** The API group ("" for the core group), the plural resource name and the kind. */
   group: string;
@@ -32,11 +36,19 @@ export interface PatchKind {
 
 type Row = [key: string, group: string, resource: string, kind: string, namespaced: boolean];
 
+const GATEWAY = "gateway.networking.k8s.io";
+
 const TO_HOST: readonly Row[] = [
   ["pods", "", "pods", "Pod", true],
   ["secrets", "", "secrets", "Secret", true],
   ["configMaps", "", "configmaps", "ConfigMap", true],
   ["ingresses", "networking.k8s.io", "ingresses", "Ingress", true],
+  // v0.36 (pkg/controllers/resources/{httproutes,gateways,tlsroutes,backendtlspolicies,referencegrants}).
+  ["gatewayApi.httpRoutes", GATEWAY, "httproutes", "HTTPRoute", true],
+  ["gatewayApi.gateways", GATEWAY, "gateways", "Gateway", true],
+  ["gatewayApi.tlsRoutes", GATEWAY, "tlsroutes", "TLSRoute", true],
+  ["gatewayApi.backendTLSPolicies", GATEWAY, "backendtlspolicies", "BackendTLSPolicy", true],
+  ["gatewayApi.referenceGrants", GATEWAY, "referencegrants", "ReferenceGrant", true],
   ["services", "", "services", "Service", true],
   ["endpoints", "", "endpoints", "Endpoints", true],
   ["endpointSlices", "discovery.k8s.io", "endpointslices", "EndpointSlice", true],
@@ -70,6 +82,9 @@ const FROM_HOST: readonly Row[] = [
   ["nodes", "", "nodes", "Node", false],
   ["events", "", "events", "Event", true],
   ["ingressClasses", "networking.k8s.io", "ingressclasses", "IngressClass", false],
+  // v0.36 (pkg/controllers/resources/{gatewayclasses,gateways}).
+  ["gatewayClasses", GATEWAY, "gatewayclasses", "GatewayClass", false],
+  ["gateways", GATEWAY, "gateways", "Gateway", true],
   ["runtimeClasses", "node.k8s.io", "runtimeclasses", "RuntimeClass", false],
   ["priorityClasses", "scheduling.k8s.io", "priorityclasses", "PriorityClass", false],
   ["storageClasses", "storage.k8s.io", "storageclasses", "StorageClass", false],
@@ -104,6 +119,13 @@ export const PATCH_KINDS: readonly PatchKind[] = [
   ...TO_HOST.map((row) => kindOf("toHost", row)),
   ...FROM_HOST.map((row) => kindOf("fromHost", row)),
 ];
+
+/**
+ * Where vCluster's schema accepts `patches` that no syncer applies to any kind (v0.36:
+ * `sync.toHost.gatewayApi.patches`, validated by pkg/config/validation.go:415 but read by none of
+ * the Gateway API syncers, which read their own kind's list). vgate refuses them (KND-93).
+ */
+export const PATCHES_OF_NO_KIND: readonly string[] = ["toHost.gatewayApi"];
 
 /**
  * The kind of a `sync.<section>.customResources.<name>` entry. vCluster names an entry

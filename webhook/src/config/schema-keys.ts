@@ -127,12 +127,36 @@ const KIND_KEYS: Readonly<Record<string, readonly string[]>> = {
   "fromHost.priorityClasses": ["enabled", "patches", "selector"],
   "fromHost.storageClasses": ["enabled", "patches", "selector"],
   "fromHost.deviceClasses": ["enabled", "patches", "selector"],
+  // v0.36 (GatewayAPIEnableSwitchWithPatches, EnableSwitchWithPatchesAndSelector, FromHostGateways).
+  "toHost.gatewayApi": [
+    "backendTLSPolicies",
+    "enabled",
+    "gateways",
+    "httpRoutes",
+    "patches",
+    "referenceGrants",
+    "tlsRoutes",
+  ],
+  "fromHost.gatewayClasses": ["enabled", "patches", "selector"],
+  "fromHost.gateways": [
+    "allowedRoutes",
+    "enabled",
+    "mappings",
+    "metadata",
+    "patches",
+    "sanitize",
+    "selector",
+    "status",
+  ],
   // SyncToHostCustomResource and SyncFromHostCustomResource, for every entry.
   "toHost.customResources": ["enabled", "patches", "scope"],
   "fromHost.customResources": ["enabled", "mappings", "patches", "scope", "selector"],
 };
 
-/** The keys vCluster's schema allows in the section `sync.<section>.<key>` (a kind with patches). */
+/**
+ * The keys vCluster's schema allows in the section `sync.<section>.<key>` (a kind with patches, or
+ * a section of PATCHES_OF_NO_KIND); `key` may be a path (`gatewayApi.httpRoutes`).
+ */
 export function kindKeys(section: string, key: string): readonly string[] {
   return KIND_KEYS[`${section}.${key}`] ?? ENDPOINTS_KEYS;
 }

@@ -23,6 +23,7 @@ import {
 import {
   customResourceKind,
   PATCH_KINDS,
+  PATCHES_OF_NO_KIND,
   type Keyword,
   type PatchKind,
   type SyncSection,
@@ -41,8 +42,14 @@ type Obj = Record<string, unknown>;
 type At = readonly (string | number)[];
 
 const NAMESPACES = "sync.toHost.namespaces";
-/** The sync.fromHost kinds whose `enabled` may be "auto" too (EnableAutoSwitchWithPatches). */
-const AUTO_ENABLED = new Set(["csiDrivers", "csiNodes", "csiStorageCapacities", "storageClasses"]);
+/** The kinds whose `enabled` may be "auto" too (EnableAutoSwitchWithPatches), by `<section>.<key>`. */
+const AUTO_ENABLED = new Set([
+  "fromHost.csiDrivers",
+  "fromHost.csiNodes",
+  "fromHost.csiStorageCapacities",
+  "fromHost.storageClasses",
+  "toHost.gatewayApi.referenceGrants",
+]);
 
 /** Where one kind's section is: its config path (vCluster's message base) and JSON pointer. */
 interface Section {
@@ -52,7 +59,7 @@ interface Section {
 }
 
 function sectionOf(kind: PatchKind, name?: string): Section {
-  const keys = name === undefined ? [kind.key] : ["customResources", name];
+  const keys = name === undefined ? kind.key.split(".") : ["customResources", name];
   return {
     kind,
     base: `sync.${kind.section}.${keys.join(".")}`,
@@ -288,7 +295,7 @@ function checkKindSection(
 ) {
   problems.push(...unknownKeys(section, where.at, keys));
   const enabled = own(section, "enabled");
-  const auto = where.kind.section === "fromHost" && AUTO_ENABLED.has(where.kind.key);
+  const auto = AUTO_ENABLED.has(`${where.kind.section}.${where.kind.key}`);
   if (enabled !== undefined && enabled !== null && typeof enabled !== "boolean") {
     if (!(auto && typeof enabled === "string")) {
       const expected = auto ? "a boolean or a string" : "a boolean";
@@ -311,17 +318,95 @@ function checkCustomResources(value: unknown, side: SyncSection, problems: Probl
     const scope = own(entry, "scope");
     if (scope !== undefined && typeof scope !== "string") {
       problems.push(wrongType(`${section.base}.scope`, "a string", scope));
+    } else {
+      problems.push(...scopeProblems(side, name, scope ?? "", entry));
     }
     checkKindSection(entry, section, kindKeys(side, "customResources"), problems);
   }
 }
 
+/**
+ * vCluster's rules for a customResources entry's scope, and a sync.fromHost one's mappings, with
+ * its messages (pkg/config/validation.go:100-111, validateFromHostSyncCustomResources, v0.34):
+ * toHost syncs namespaced custom resources only; fromHost a namespaced one only where its mappings
+ * say, a cluster-scoped one every object (docs/decisions.md KND-90).
+ */
+function scopeProblems(side: SyncSection, name: string, scope: string, entry: Obj): string[] {
+  if (side === "toHost") {
+    if (scope === "" || scope === "Namespaced") return [];
+    return [
+      `unsupported scope ${scope} for sync.toHost.customResources['${name}'].scope. Only 'Namespaced' is allowed`,
+    ];
+  }
+  if (scope !== "" && scope !== "Cluster" && scope !== "Namespaced") {
+    return [
+      `unsupported scope ${scope} for sync.fromHost.customResources['${name}'].scope. Only 'Cluster' and 'Namespaced' are allowed`,
+    ];
+  }
+  const mappings = own(entry, "mappings");
+  const byName = isObject(mappings) ? own(mappings, "byName") : undefined;
+  const mapped = isObject(byName) && Object.keys(byName).length > 0;
+  if (mapped && scope !== "Namespaced") {
+    return [
+      `.selector.mappings are only supported for sync.fromHost.customResources['${name}'] with scope 'Namespaced'`,
+    ];
+  }
+  if (scope === "Namespaced" && !mapped) {
+    return [
+      `.selector.mappings is required for Namespaced scope sync.fromHost.customResources['${name}']`,
+    ];
+  }
+  return [];
+}
+
+/**
+ * A section that holds kinds and has `patches` of its own, which vCluster applies to no kind
+ * (`sync.toHost.gatewayApi`, PATCHES_OF_NO_KIND): its keys and `enabled`, and a patch there is a
+ * problem (KND-93). Its kinds' sections are checked with every kind's.
+ */
+function checkPatchesOfNoKind(side: Obj, name: SyncSection, key: string, problems: Problems) {
+  const base = `sync.${name}.${key}`;
+  const value = optionalObject(own(side, key), base, problems);
+  if (value === null) return;
+  problems.push(...unknownKeys(value, ["sync", name, key], kindKeys(name, key)));
+  const enabled = own(value, "enabled");
+  if (enabled !== undefined && enabled !== null && typeof enabled !== "boolean") {
+    problems.push(wrongType(`${base}.enabled`, "a boolean", enabled));
+  }
+  const patches = own(value, "patches");
+  if (patches === undefined || patches === null) return;
+  if (!Array.isArray(patches)) problems.push(wrongType(`${base}.patches`, "a list", patches));
+  else if (patches.length > 0) {
+    const kinds = PATCH_KINDS.filter((k) => k.section === name && k.key.startsWith(`${key}.`));
+    problems.push(
+      `${base}.patches: vCluster applies these to no kind; put each under the kind it patches: ${kinds.map((k) => `${base}.${k.key.slice(key.length + 1)}.patches`).join(", ")}`,
+    );
+  }
+}
+
+/** The section of a built-in kind (`gatewayApi.httpRoutes` is a path), or null when absent. */
+function kindSection(side: Obj, section: Section, problems: Problems): Obj | null {
+  const keys = section.kind.key.split(".");
+  let parent: Obj = side;
+  for (const key of keys.slice(0, -1)) {
+    // A parent of the wrong type is reported by its own check (checkPatchesOfNoKind).
+    const next = own(parent, key);
+    if (!isObject(next)) return null;
+    parent = next;
+  }
+  return optionalObject(own(parent, keys.at(-1)!), section.base, problems);
+}
+
 /** Every kind of `side` with patches, the custom resources last. */
 function checkSide(side: Obj, name: SyncSection, problems: Problems): void {
+  for (const at of PATCHES_OF_NO_KIND) {
+    const [section, key] = at.split(".") as [string, string];
+    if (section === name) checkPatchesOfNoKind(side, name, key, problems);
+  }
   for (const kind of PATCH_KINDS) {
     if (kind.section !== name) continue;
     const section = sectionOf(kind);
-    const value = optionalObject(own(side, kind.key), section.base, problems);
+    const value = kindSection(side, section, problems);
     if (value !== null) checkKindSection(value, section, kindKeys(name, kind.key), problems);
   }
   checkCustomResources(own(side, "customResources"), name, problems);

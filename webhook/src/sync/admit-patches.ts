@@ -27,7 +27,12 @@ import { isObject } from "../shared/json.js";
 import { KubeError, newBadRequest, newServiceUnavailable } from "../shared/status.js";
 import { applyChangeSet, changeSet } from "./change-set.js";
 import { carriedFields, cancelLeafEchoes, keepDropped, pickPaths } from "./carried-fields.js";
-import { fromHostFields, fromHostStatus, mappedFromHost } from "./from-host-objects.js";
+import {
+  fromHostFields,
+  fromHostStatus,
+  mappedFromHost,
+  markedFromHost,
+} from "./from-host-objects.js";
 import { applyGuardedPatches, type PatchJob, type PatchRunner } from "./guarded-patch.js";
 import { notOurHostCopy, virtualStubFromHost, type CopyOwner } from "./host-copy.js";
 import type { Ownership } from "./host-ownership.js";
@@ -38,7 +43,10 @@ export interface ServedKind {
   /** sync.<section>.<key>.enabled: when false the kind's objects pass untouched. */
   enabled: boolean;
   run: PatchRunner;
-  /** sync.fromHost.configMaps and .secrets: the mappings that name the objects synced (KND-51). */
+  /**
+   * sync.fromHost.configMaps, .secrets and namespaced custom resources: the mappings that name the
+   * objects synced (KND-51, KND-90).
+   */
   mappings?: Readonly<Record<string, string>>;
   /** Why the kind's objects pass untouched although it has patches (KND-53). */
   notPatched?: string;
@@ -175,6 +183,7 @@ async function patchFromHost(
 /** Whether the virtual object is one vCluster's syncer writes for the fromHost `served` (KND-51). */
 function syncedFromHost(req: AdmissionRequest, served: ServedKind): boolean {
   if (!served.enabled) return false;
+  if (isObject(req.object) && !markedFromHost(served.kind.key, req.object)) return false;
   if (served.mappings === undefined) return true;
   return mappedFromHost(served.kind.key, served.mappings, req.namespace, req.name);
 }
@@ -267,7 +276,10 @@ function subResourceServed(req: AdmissionRequest, served: ServedKind, deps: Patc
 function virtualGate(req: AdmissionRequest, served: ServedKind): string | null {
   if (served.notPatched !== undefined) return served.notPatched;
   if (served.kind.section === "fromHost" && !syncedFromHost(req, served)) {
-    return `sync.${kindLabel(served.kind)}.mappings do not bring it from the host`;
+    if (served.mappings !== undefined) {
+      return `sync.${kindLabel(served.kind)}.mappings do not bring it from the host`;
+    }
+    return `sync.${kindLabel(served.kind)} did not import it: it lacks vCluster's import label`;
   }
   return null;
 }

@@ -38,6 +38,11 @@ const CARRIED: Readonly<Record<string, readonly string[]>> = {
   ],
   // ingresses/syncer.go and translate.go: annotations, labels, spec.ingressClassName, status.
   ingresses: [...METADATA, "spec.ingressClassName", "status"],
+  // v0.36 gatewayapi/gatewaysync Sync: annotations and labels both ways; the routes' and
+  // policies' syncer.go copy the host status too (statusToVirtual).
+  "gatewayApi.httpRoutes": [...METADATA, "status"],
+  "gatewayApi.tlsRoutes": [...METADATA, "status"],
+  "gatewayApi.backendTLSPolicies": [...METADATA, "status"],
 };
 
 /** Custom resources: vCluster's generic syncer updates metadata both ways and copies the status. */

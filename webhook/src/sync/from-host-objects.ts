@@ -9,6 +9,11 @@
 // - ConfigMaps and Secrets (pkg/controllers/resources/{configmaps,secrets}/from_host_syncer.go,
 //   pkg/syncer/translator/from_config_translator.go): only the objects `mappings.byName` names,
 //   never a host `kube-root-ca.crt`; it copies annotations, labels and `data`.
+// - Namespaced custom resources: only the objects their `mappings.byName` names, as ConfigMaps
+//   (docs/decisions.md KND-90; vCluster Pro's syncer, through the same fromHostTranslate).
+// - Gateways (v0.36, pkg/controllers/resources/gateways/syncer.go): only the imported ones, which
+//   the syncer labels `vcluster.loft.sh/imported-gateway: "true"` on create and every sync; a
+//   tenant's own Gateway is a sync.toHost one (docs/decisions.md KND-92).
 // - Any other fromHost kind (pkg/syncer/from_host_syncer.go and the class syncers): the host
 //   object, so every field but the rest of the metadata.
 
@@ -33,6 +38,26 @@ export function fromHostFields(key: string, changes: JsonObject): readonly strin
 /** Whether the syncer writes `status` through the status subresource for the kind. */
 export function fromHostStatus(key: string): boolean {
   return key === "nodes";
+}
+
+/** The label vCluster's Gateway import puts on every virtual Gateway it writes (v0.36). */
+export const IMPORTED_GATEWAY_LABEL = "vcluster.loft.sh/imported-gateway";
+
+/**
+ * Whether a virtual object of the fromHost `key` carries the marker its syncer writes on every
+ * object it imports; true for a kind whose syncer writes none.
+ */
+export function markedFromHost(key: string, object: JsonObject): boolean {
+  if (key !== "gateways") return true;
+  const meta = object["metadata"];
+  const labels =
+    typeof meta === "object" && meta !== null && !Array.isArray(meta) ? meta["labels"] : undefined;
+  return (
+    typeof labels === "object" &&
+    labels !== null &&
+    !Array.isArray(labels) &&
+    labels[IMPORTED_GATEWAY_LABEL] === "true"
+  );
 }
 
 /** Host names vCluster never syncs from the host, per kind (skipKubeRootCaConfigMap). */
