@@ -36,6 +36,10 @@ const obj = (v: unknown, what = "value"): Json => {
   return v as Json;
 };
 const meta = (o: Json): Json => obj(o.metadata, "metadata");
+const webhooksOf = (objects: Json[]): Json[] =>
+  objects
+    .filter((o) => o.kind === "MutatingWebhookConfiguration")
+    .flatMap((o) => o.webhooks as Json[]);
 
 function run(
   cmd: string,
@@ -718,11 +722,43 @@ const CASES: Case[] = [
       }
     });
 
+    it("patches: every namespaced toHost kind of vgate's table gets a rule, nested keys included", async () => {
+      // The chart's table is a copy of vgate's (webhook/src/config/patch-kinds.ts): a kind missing
+      // from it would never be sent to vgate. Gateway API kinds sit one level down (gatewayApi.*).
+      const kinds = PATCH_KINDS.filter((k) => k.section === "toHost" && k.namespaced);
+      assert.ok(kinds.some((k) => k.key.includes(".")));
+      const patch = (indent: string) =>
+        `${indent}patches:\n${indent}  - path: metadata.labels["a"]\n${indent}    expression: '"b"'\n`;
+      const tree = new Map<string, string[]>();
+      for (const k of kinds) {
+        const [top, sub] = k.key.split(".") as [string, string | undefined];
+        tree.set(top, [...(tree.get(top) ?? []), ...(sub ? [sub] : [])]);
+      }
+      const config = [...tree]
+        .map(([top, subs]) =>
+          subs.length === 0
+            ? `    ${top}:\n${patch("      ")}`
+            : `    ${top}:\n${subs.map((sub) => `      ${sub}:\n${patch("        ")}`).join("")}`,
+        )
+        .join("");
+      const hooks = webhooksOf(
+        await template([
+          "--set",
+          "patches.enabled=true",
+          "--set-string",
+          `patches.config=sync:\n  toHost:\n${config}`,
+        ]),
+      );
+      const rules = (hooks.find((h) => h.name === "mutate.patches.loft.sh")?.rules as Json[]).map(
+        (r) => [r.apiGroups, r.resources, r.scope],
+      );
+      assert.deepEqual(
+        rules,
+        kinds.map((k) => [[k.group], [k.resource], "Namespaced"]),
+      );
+    });
+
     it("patches: cluster-scoped kinds get a webhook on vCluster's marker, computed as vgate computes it", async () => {
-      const webhooksOf = (objects: Json[]): Json[] =>
-        objects
-          .filter((o) => o.kind === "MutatingWebhookConfiguration")
-          .flatMap((o) => o.webhooks as Json[]);
       // Names around SafeConcatName's 63-byte limit: the marker is hashed only beyond it.
       const names: [string, string][] = [
         ["my-vcluster", "vcluster-my-vcluster"],

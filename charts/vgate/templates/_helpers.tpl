@@ -97,11 +97,16 @@ the config patches those itself (/mutate/endpoints does the same).
 */}}
 {{- define "vgate.patchKinds" -}}
 {{- $toHost := dig "sync" "toHost" (dict) (fromYaml .Values.patches.config) -}}
-{{- $table := list "pods::pods:Namespaced" "secrets::secrets:Namespaced" "configMaps::configmaps:Namespaced" "ingresses:networking.k8s.io:ingresses:Namespaced" "services::services:Namespaced" "endpoints::endpoints:Namespaced" "endpointSlices:discovery.k8s.io:endpointslices:Namespaced" "networkPolicies:networking.k8s.io:networkpolicies:Namespaced" "persistentVolumeClaims::persistentvolumeclaims:Namespaced" "persistentVolumes::persistentvolumes:Cluster" "volumeSnapshots:snapshot.storage.k8s.io:volumesnapshots:Namespaced" "volumeSnapshotContents:snapshot.storage.k8s.io:volumesnapshotcontents:Cluster" "storageClasses:storage.k8s.io:storageclasses:Cluster" "serviceAccounts::serviceaccounts:Namespaced" "podDisruptionBudgets:policy:poddisruptionbudgets:Namespaced" "priorityClasses:scheduling.k8s.io:priorityclasses:Cluster" "namespaces::namespaces:Cluster" "resourceClaims:resource.k8s.io:resourceclaims:Namespaced" "resourceClaimTemplates:resource.k8s.io:resourceclaimtemplates:Namespaced" -}}
+{{- $table := list "pods::pods:Namespaced" "secrets::secrets:Namespaced" "configMaps::configmaps:Namespaced" "ingresses:networking.k8s.io:ingresses:Namespaced" "gatewayApi.httpRoutes:gateway.networking.k8s.io:httproutes:Namespaced" "gatewayApi.gateways:gateway.networking.k8s.io:gateways:Namespaced" "gatewayApi.tlsRoutes:gateway.networking.k8s.io:tlsroutes:Namespaced" "gatewayApi.backendTLSPolicies:gateway.networking.k8s.io:backendtlspolicies:Namespaced" "gatewayApi.referenceGrants:gateway.networking.k8s.io:referencegrants:Namespaced" "services::services:Namespaced" "endpoints::endpoints:Namespaced" "endpointSlices:discovery.k8s.io:endpointslices:Namespaced" "networkPolicies:networking.k8s.io:networkpolicies:Namespaced" "persistentVolumeClaims::persistentvolumeclaims:Namespaced" "persistentVolumes::persistentvolumes:Cluster" "volumeSnapshots:snapshot.storage.k8s.io:volumesnapshots:Namespaced" "volumeSnapshotContents:snapshot.storage.k8s.io:volumesnapshotcontents:Cluster" "storageClasses:storage.k8s.io:storageclasses:Cluster" "serviceAccounts::serviceaccounts:Namespaced" "podDisruptionBudgets:policy:poddisruptionbudgets:Namespaced" "priorityClasses:scheduling.k8s.io:priorityclasses:Cluster" "namespaces::namespaces:Cluster" "resourceClaims:resource.k8s.io:resourceclaims:Namespaced" "resourceClaimTemplates:resource.k8s.io:resourceclaimtemplates:Namespaced" -}}
 {{- $kinds := list -}}
 {{- range $row := $table -}}
 {{- $p := splitList ":" $row -}}
-{{- if dig (index $p 0) "patches" (list) $toHost -}}
+{{- /* The key is a path of keys for the Gateway API kinds (gatewayApi.httpRoutes). */ -}}
+{{- $node := $toHost -}}
+{{- range $key := splitList "." (index $p 0) -}}
+{{- $node = ternary (get (ternary $node (dict) (kindIs "map" $node)) $key) (dict) (kindIs "map" $node) -}}
+{{- end -}}
+{{- if and (kindIs "map" $node) (get $node "patches") -}}
 {{- $kinds = append $kinds (dict "group" (index $p 1) "resource" (index $p 2) "scope" (index $p 3)) -}}
 {{- if and (eq (index $p 0) "endpoints") (not (dig "endpointSlices" "patches" (list) $toHost)) -}}
 {{- $kinds = append $kinds (dict "group" "discovery.k8s.io" "resource" "endpointslices" "scope" "Namespaced") -}}
