@@ -25,6 +25,16 @@
 // token for them. Every host copy of a round is checked: in the "with" arm each must carry both
 // patches, in the "without" arm neither; a wrong copy fails the bench (exit 1).
 //
+// Where the time goes, per round: kube-apiserver's histogram of its calls to vgate's webhooks
+// (apiserver_admission_webhook_admission_duration_seconds, on both sides), vgate's own
+// (vgate_admission_request_duration_seconds of its pods), and the CPU per Pod of the whole rig by
+// process (every process in its network namespace, and vgate's pods by their cgroups), above the
+// rig's idle CPU read for IDLE_MS before the round. The ratio of the rig's CPU per Pod bounds the
+// throughput ratio where CPU is all that limits; on a machine shared with other work the measured
+// ratio is lower still: the rig's pods (vgate) share one cgroup, weighed against each other process
+// of the machine (kube-apiserver, etcd and the syncer run as plain processes), so vgate waits for a
+// CPU far longer than it uses one.
+//
 // The syncer's host client is limited to 40 requests/s (burst 80) by default
 // (VCLUSTER_PHYSICAL_CLIENT_QPS, pkg/setup/config/config.go), which would cap both arms alike and
 // hide vgate's cost: the bench lifts it to BENCH_PODS_SYNCER_QPS (1000, burst twice that; 40 gives
@@ -34,7 +44,8 @@
 // without root, the node rig's parts and images, or vCluster's syncer.
 
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
+import { request as httpsRequest } from "node:https";
 import { performance } from "node:perf_hooks";
 import { putMatchingKubectlFirstOnPath } from "../support/kubectl.js";
 import type { KubeTestClient } from "../support/kube/kube-client.js";
@@ -50,6 +61,7 @@ import { startVCluster, type VClusterRig } from "../support/vcluster/vcluster-ri
 import { installVirtualWebhook } from "../support/vcluster/virtual-webhook.js";
 import { histogram, type SumAndCount } from "../support/prometheus-text.js";
 import { medianOf, percentile, rangeOf } from "./latency-stats.js";
+import { cpuMs } from "./process-cpu.js";
 
 const PODS = Math.max(10, Math.floor(Number(process.env["BENCH_PODS"]) || 150));
 const ROUNDS = Math.max(1, Math.floor(Number(process.env["BENCH_PODS_ROUNDS"]) || 3));
@@ -57,6 +69,8 @@ const IN_FLIGHT = Math.max(1, Math.floor(Number(process.env["BENCH_PODS_IN_FLIGH
 const SYNCER_QPS = Math.max(1, Math.floor(Number(process.env["BENCH_PODS_SYNCER_QPS"]) || 1000));
 const TARGET_RATIO = 0.8;
 const ROUND_TIMEOUT_MS = 120_000 + PODS * 1000;
+/** How long the rig's idle CPU is read before each round. */
+const IDLE_MS = 3000;
 
 const VC_NAME = "vc";
 const HOST_NS = "vcluster-vc";
@@ -313,7 +327,51 @@ const meanMs = (c: SumAndCount) => (c.count > 0 ? (c.sum / c.count) * 1000 : 0);
 
 interface VgatePod {
   metadata: { uid: string };
-  status?: { qosClass?: string };
+  status?: { qosClass?: string; podIP?: string };
+}
+
+const vgatePods = async (rig: NodeRig) =>
+  (
+    await must<{ items: VgatePod[] }>(
+      rig.admin,
+      "GET",
+      `/api/v1/namespaces/vgate-system/pods?labelSelector=${encodeURIComponent("app.kubernetes.io/name=vgate")}`,
+    )
+  ).items;
+
+/** GET https://<pod IP>:8443/metrics from the host (the rig routes pod addresses); "" on no answer. */
+function podMetrics(ip: string): Promise<string> {
+  return new Promise((resolve) => {
+    // A rig pod's self-signed serving certificate, read for figures only.
+    const req = httpsRequest(
+      `https://${ip}:8443/metrics`,
+      { rejectUnauthorized: false, timeout: 10_000 },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (c: string) => (text += c));
+        res.on("end", () => resolve(res.statusCode === 200 ? text : ""));
+      },
+    );
+    req.on("error", () => resolve(""));
+    req.on("timeout", () => req.destroy());
+    req.end();
+  });
+}
+
+/** vgate's own histogram of its answers to host Pod creates, summed over its pods. */
+async function vgateAnswers(rig: NodeRig): Promise<SumAndCount> {
+  const pages = await Promise.all(
+    (await vgatePods(rig)).map((p) => podMetrics(p.status?.podIP ?? "")),
+  );
+  return pages
+    .map((page) =>
+      histogram(page, "vgate_admission_request_duration_seconds", {
+        route: "mutate/patches",
+        operation: "CREATE",
+      }),
+    )
+    .reduce((a, b) => ({ sum: a.sum + b.sum, count: a.count + b.count }), { sum: 0, count: 0 });
 }
 
 /** CPU ns of one pod's cgroup (v1 cpuacct, or v2 cpu.stat); undefined when not found. */
@@ -334,15 +392,53 @@ function podCpuNs(rig: NodeRig, pod: VgatePod): number | undefined {
 
 /** CPU ms of every vgate pod (the server and its sandbox processes); NaN when not readable. */
 async function vgateCpuMs(rig: NodeRig): Promise<number> {
-  const pods = await must<{ items: VgatePod[] }>(
-    rig.admin,
-    "GET",
-    `/api/v1/namespaces/vgate-system/pods?labelSelector=${encodeURIComponent("app.kubernetes.io/name=vgate")}`,
-  );
-  const each = pods.items.map((p) => podCpuNs(rig, p));
+  const each = (await vgatePods(rig)).map((p) => podCpuNs(rig, p));
   if (each.length === 0 || each.some((ns) => ns === undefined)) return NaN;
   return each.reduce<number>((sum, ns) => sum + ns!, 0) / 1e6;
 }
+
+/** CPU ms so far by process of the rig, and of vgate's pods. */
+type CpuByProcess = Map<string, number>;
+
+/** Which of the rig's processes `pid` is: its command, and "(virtual)" for the virtual cluster's. */
+function processLabel(pid: string): string {
+  try {
+    const comm = readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+    const args = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+    return /--secure-port=7443|:2479\b|--secure-port=10357/.test(args) ? `${comm} (virtual)` : comm;
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * CPU ms of the whole rig, by process: every process in its network namespace (etcd, both
+ * kube-apiservers, the syncer, kube-controller-manager, kube-scheduler, kubelet, containerd,
+ * kube-proxy) and vgate's pods (in network namespaces of their own: by their cgroups).
+ */
+async function rigCpu(rig: NodeRig): Promise<CpuByProcess> {
+  const by: CpuByProcess = new Map([["vgate pods", await vgateCpuMs(rig)]]);
+  const pids = execFileSync("ip", ["netns", "pids", rig.netns], { encoding: "utf8" })
+    .split("\n")
+    .filter(Boolean);
+  for (const pid of pids) {
+    const ms = cpuMs(Number(pid));
+    const label = processLabel(pid);
+    if (label && !Number.isNaN(ms)) by.set(label, (by.get(label) ?? 0) + ms);
+  }
+  return by;
+}
+
+/** `after` - `before` - `idle` (per ms) × `ms`, by process. */
+function cpuSpent(after: CpuByProcess, before: CpuByProcess, idle?: CpuByProcess, ms = 0) {
+  const out: CpuByProcess = new Map();
+  for (const [label, v] of after) {
+    out.set(label, v - (before.get(label) ?? v) - (idle?.get(label) ?? 0) * ms);
+  }
+  return out;
+}
+
+const sumOf = (by: CpuByProcess) => [...by.values()].reduce((a, b) => a + b, 0);
 
 // ---- One round ----
 
@@ -361,6 +457,12 @@ interface Round {
   calls: Calls;
   /** Host writes to the round's copies after their create, while they were made. */
   hostUpdates: number;
+  /** vgate's own timing of its answers to the host Pod creates. */
+  answers: SumAndCount;
+  /** CPU ms of the whole rig per Pod, vgate's pods included, over the same span, above idle. */
+  rigCpuMsPerPod: number;
+  /** The same by process. */
+  cpuPerPod: CpuByProcess;
   /** CPU ms of vgate's pods per Pod, from the first create to the last host copy. */
   vgateCpuMsPerPod: number;
 }
@@ -401,7 +503,17 @@ async function round(
   watch.done.catch((err: unknown) => (watchError = err));
   try {
     const before = await calls(rig, vc, reg);
+    // The rig's CPU while idle, taken off the round's: a slower round is not charged more of it.
+    const idle0 = [await rigCpu(rig), performance.now()] as const;
+    await sleep(IDLE_MS);
+    const idleMs = performance.now() - idle0[1];
+    const idlePerMs = new Map(
+      [...cpuSpent(await rigCpu(rig), idle0[0])].map(([k, v]) => [k, v / idleMs]),
+    );
     const cpuBefore = await vgateCpuMs(rig);
+    const rigBefore = await rigCpu(rig);
+    const rigSince = performance.now();
+    const answersBefore = await vgateAnswers(rig);
     let next = 0;
     const worker = async () => {
       for (let i = next++; i < PODS; i = next++) {
@@ -426,6 +538,9 @@ async function round(
       await sleep(20);
     }
     const cpuAfter = await vgateCpuMs(rig);
+    const spent = cpuSpent(await rigCpu(rig), rigBefore, idlePerMs, performance.now() - rigSince);
+    const cpuPerPod = new Map([...spent].map(([k, v]) => [k, v / PODS]));
+    const answersAfter = await vgateAnswers(rig);
     const after = await calls(rig, vc, reg);
     const first = Math.min(...sent);
     const seconds = (Math.max(...added) - first) / 1000;
@@ -454,7 +569,10 @@ async function round(
         virtual: minus(after.virtual, before.virtual),
       },
       hostUpdates,
+      answers: minus(answersAfter, answersBefore),
       vgateCpuMsPerPod: (cpuAfter - cpuBefore) / PODS,
+      rigCpuMsPerPod: sumOf(cpuPerPod),
+      cpuPerPod,
     };
   } finally {
     watch.stop();
@@ -539,7 +657,7 @@ async function main(): Promise<number> {
         );
         const c = result.calls;
         log(
-          `               vgate's webhooks: host ${c.create.count} CREATE (mean ${meanMs(c.create).toFixed(1)} ms), ${c.update.count} UPDATE (mean ${meanMs(c.update).toFixed(1)} ms); virtual ${c.virtual.count} (mean ${meanMs(c.virtual).toFixed(1)} ms); vgate's pods ${result.vgateCpuMsPerPod.toFixed(1)} CPU-ms per Pod; ${result.hostUpdates} host Pod updates`,
+          `               vgate's webhooks: host ${c.create.count} CREATE (mean ${meanMs(c.create).toFixed(1)} ms; vgate's own answer ${meanMs(result.answers).toFixed(1)} ms of ${result.answers.count}), ${c.update.count} UPDATE (mean ${meanMs(c.update).toFixed(1)} ms); virtual ${c.virtual.count} (mean ${meanMs(c.virtual).toFixed(1)} ms); CPU-ms per Pod: vgate's pods ${result.vgateCpuMsPerPod.toFixed(1)}, the whole rig ${result.rigCpuMsPerPod.toFixed(1)} above idle; ${result.hostUpdates} host Pod updates`,
         );
       }
     }
@@ -587,13 +705,49 @@ async function main(): Promise<number> {
         10,
       )}${p99.ratio.toFixed(2)}`,
     );
+    log(
+      `${pad("rig CPU-ms per Pod", 30)}${pad(
+        med("with", (r) => r.rigCpuMsPerPod),
+        14,
+      )}${pad(
+        med("without", (r) => r.rigCpuMsPerPod),
+        10,
+      )}`,
+    );
     log(throughput.line);
     log(p99.line);
     log(p50.line);
+    const rigCpu = ratioLine(
+      "the rig's CPU per Pod above idle",
+      runs,
+      (r) => r.rigCpuMsPerPod,
+      "CPU-ms",
+    );
+    log(
+      `${rigCpu.line}: where CPU is all that limits, the throughput ratio is about ${(1 / rigCpu.ratio).toFixed(2)}`,
+    );
+    const labels = [
+      ...new Set([...runs.with, ...runs.without].flatMap((r) => [...r.cpuPerPod.keys()])),
+    ];
+    const byLabel = (arm: Arm, label: string) =>
+      medianOf(runs[arm].map((r) => r.cpuPerPod.get(label) ?? 0));
+    const rows = labels
+      .map((l) => ({ l, w: byLabel("with", l), o: byLabel("without", l) }))
+      .filter((r) => Math.abs(r.w) >= 0.1 || Math.abs(r.o) >= 0.1)
+      .sort((a, b) => b.w - b.o - (a.w - a.o));
+    log(
+      `the rig's CPU-ms per Pod above idle, by process (medians): with patches / without / difference`,
+    );
+    for (const r of rows) {
+      log(
+        `  ${pad(r.l, 32)}${pad(r.w.toFixed(2), 8)}${pad(r.o.toFixed(2), 8)}${(r.w - r.o).toFixed(2)}`,
+      );
+    }
     const hookMs = runs.with.map((r) => meanMs(r.calls.create));
+    const ownMs = runs.with.map((r) => meanMs(r.answers));
     const cpu = (arm: Arm) => runs[arm].map((r) => r.vgateCpuMsPerPod);
     log(
-      `where it goes: kube-apiserver waits ${medianOf(hookMs).toFixed(1)} ms (${rangeOf(hookMs)}) on vgate's webhook per host Pod create (mean of a round); vgate's pods use ${medianOf(cpu("with")).toFixed(1)} CPU-ms per Pod (${rangeOf(cpu("with"))}) with patches, ${medianOf(cpu("without")).toFixed(1)} (${rangeOf(cpu("without"))}) without`,
+      `where it goes: kube-apiserver waits ${medianOf(hookMs).toFixed(1)} ms (${rangeOf(hookMs)}) on vgate's webhook per host Pod create (mean of a round), of which vgate's own answer (body received to response written) ${medianOf(ownMs).toFixed(1)} ms (${rangeOf(ownMs)}); vgate's pods use ${medianOf(cpu("with")).toFixed(1)} CPU-ms per Pod (${rangeOf(cpu("with"))}) with patches, ${medianOf(cpu("without")).toFixed(1)} (${rangeOf(cpu("without"))}) without`,
     );
     const bad = [...runs.with, ...runs.without].flatMap((r) =>
       r.problems.slice(0, 5).map((p) => `${ARM_NAME[r.arm]}: ${p}`),
@@ -616,9 +770,13 @@ async function main(): Promise<number> {
     running.vc = undefined;
     running.rig = undefined;
     await rig.stop();
-    const left = execFileSync("ip", ["netns", "list"], { encoding: "utf8" })
-      .split("\n")
-      .some((l) => l.split(" ")[0] === rig.netns);
+    // By inode: another rig may take the same name as soon as this one gave it up.
+    let left = false;
+    try {
+      left = statSync(`/run/netns/${rig.netns}`).ino === rig.netnsInode;
+    } catch {
+      // gone
+    }
     log(
       `  node rig stopped; its network namespace ${rig.netns} ${left ? "is STILL THERE" : "is gone"}`,
     );
