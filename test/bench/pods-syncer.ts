@@ -765,32 +765,47 @@ async function main(): Promise<number> {
     );
     log(`(whole run ${((performance.now() - started) / 1000).toFixed(0)} s)`);
     return bad.length === 0 ? 0 : 1;
+  } catch (err) {
+    // Stopped by a signal: what failed then is the rig going away.
+    if (stopping) return 130;
+    throw err;
   } finally {
-    await running.vc?.stop();
-    running.vc = undefined;
-    running.rig = undefined;
-    await rig.stop();
-    // By inode: another rig may take the same name as soon as this one gave it up.
-    let left = false;
-    try {
-      left = statSync(`/run/netns/${rig.netns}`).ino === rig.netnsInode;
-    } catch {
-      // gone
+    const interrupted = stopping !== undefined;
+    await stopAll();
+    if (!interrupted) {
+      // By inode: another rig may take the same name as soon as this one gave it up.
+      let left = false;
+      try {
+        left = statSync(`/run/netns/${rig.netns}`).ino === rig.netnsInode;
+      } catch {
+        // gone
+      }
+      log(
+        `  node rig stopped; its network namespace ${rig.netns} ${left ? "is STILL THERE" : "is gone"}`,
+      );
+      if (left) process.exitCode = 1;
     }
-    log(
-      `  node rig stopped; its network namespace ${rig.netns} ${left ? "is STILL THERE" : "is gone"}`,
-    );
-    if (left) process.exitCode = 1;
   }
 }
 
 const running: { rig?: NodeRig; vc?: VClusterRig } = {};
+let stopping: Promise<void> | undefined;
+/** Stops the syncer and the rig, once (a signal and main's own end may both ask). */
+function stopAll(): Promise<void> {
+  stopping ??= (async () => {
+    await running.vc?.stop().catch(() => undefined);
+    await running.rig?.stop();
+  })();
+  return stopping;
+}
+// A signal before the rig has started leaves it to the rig's keeper, which stops it once this
+// process has gone.
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
-    void (async () => {
-      await running.vc?.stop().catch(() => undefined);
-      await running.rig?.stop().catch(() => undefined);
-    })().finally(() => process.exit(130));
+    log(`${signal}: stopping the rig`);
+    void stopAll()
+      .catch(() => undefined)
+      .finally(() => process.exit(130));
   });
 }
 process.exitCode = Math.max(await main(), Number(process.exitCode ?? 0));
