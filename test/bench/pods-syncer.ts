@@ -600,7 +600,8 @@ function ratioLine(
 
 async function main(): Promise<number> {
   if (!HAVE_VCLUSTER) {
-    log(`pods bench skipped: it needs the node rig and vCluster's syncer${VCLUSTER_SKIP_REASON}`);
+    const why = VCLUSTER_SKIP_REASON.replace(/^ \(skipped: (.*)\)$/s, "$1");
+    log(`pods bench skipped: it needs the node rig and vCluster's syncer: ${why}`);
     return 0;
   }
   putMatchingKubectlFirstOnPath();
