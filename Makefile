@@ -186,8 +186,9 @@ run: build
 # kube-apiserver with vgate's webhooks vs without them, then the patch engine (vs goja and
 # unsandboxed), the plugin (vs kubectl), and TokenReviews with 10 vs 100,000 keys and key logins vs
 # client certificates through kube-apiserver, then vgate sync (5 patches vs none), then one vgate
-# serving 100 vClusters' configs vs 1 (memory, requests). All but the patch engine need the kube binaries
-# (make kube) and skip without them.
+# serving 100 vClusters' configs vs 1 (memory, requests), then host Pod creates by vCluster's real
+# syncer through vgate's webhook with its Pod patches vs without (on the node rig: root, make kube,
+# make images). All but the patch engine need the kube binaries (make kube) and skip without them.
 bench: build
 	node dist/test/bench/admission.js
 	node dist/test/bench/e2e.js
@@ -196,6 +197,7 @@ bench: build
 	node dist/test/bench/auth.js
 	node dist/test/bench/sync.js
 	node dist/test/bench/vclusters.js
+	node dist/test/bench/pods-syncer.js
 
 # 10 minutes of fixed-rate admission, TokenReview and SubjectAccessReview load on a rig of its own:
 # 0 errors, RSS trend, p50/p99, a certificate rotation halfway, SIGTERM at the end. SOAK_SECONDS,

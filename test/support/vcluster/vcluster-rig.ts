@@ -30,6 +30,8 @@ export interface VClusterRigOptions {
   hostNamespace?: string;
   /** The user's values (vcluster.yaml), merged over the chart's. */
   values?: Values;
+  /** More environment for the syncer (e.g. VCLUSTER_PHYSICAL_CLIENT_QPS, its host client's limit). */
+  env?: Readonly<Record<string, string>>;
   timeoutMs?: number;
   log?: (line: string) => void;
 }
@@ -144,6 +146,7 @@ export async function startVCluster(
       `NAMESPACE=${hostNamespace}`,
       `VCLUSTER_NAME=${name}`,
       `KUBECONFIG=${rig.adminKubeconfig}`,
+      ...Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${v}`),
       parts.binary,
       "start",
       `--config=${configFile}`,
