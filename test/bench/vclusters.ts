@@ -23,7 +23,6 @@ import { objectReview } from "../support/reviews.js";
 import { configSecret } from "../support/vcluster/config-secret.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import { startControlPlane, type ControlPlane } from "../support/kube/control-plane.js";
-import type { KubeObject } from "../support/kube/kube-client.js";
 import { medianOf, percentile } from "./latency-stats.js";
 
 const MANY = Math.max(2, Math.floor(Number(process.env.BENCH_VCLUSTERS) || 100));
