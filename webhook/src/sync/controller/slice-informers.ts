@@ -43,6 +43,9 @@ export class SliceInformers {
   readonly virtualSlices: WatchCache<JsonObject>;
   readonly hostSlices: WatchCache<JsonObject>;
   private readonly hostToVirtual = new Map<string, string>();
+  /** Virtual slice key → the Service key (namespace/name) its label names, and the reverse. */
+  private readonly sliceToService = new Map<string, string>();
+  private readonly serviceToSlices = new Map<string, Set<string>>();
 
   constructor(
     private readonly opts: {
@@ -54,7 +57,10 @@ export class SliceInformers {
     },
   ) {
     this.virtualSlices = new WatchCache(opts.virtual, `${SLICES}/endpointslices`, keepAsSlice, {
-      onChange: (_type, key) => opts.enqueue(`${SLICE_KEY_PREFIX}${key}`),
+      onChange: (type, key) => {
+        this.index(type, key);
+        opts.enqueue(`${SLICE_KEY_PREFIX}${key}`);
+      },
       onError: (m) => opts.onError("virtual endpointslices", m),
     });
     this.hostSlices = new WatchCache(opts.host, hostSlicesPath(opts.vcluster), keepAsSlice, {
@@ -98,16 +104,29 @@ export class SliceInformers {
 
   /** The slice keys of the virtual slices naming Service `serviceKey` (namespace/name). */
   slicesOfService(serviceKey: string): string[] {
-    const slash = serviceKey.indexOf("/");
-    const namespace = serviceKey.slice(0, slash);
-    const name = serviceKey.slice(slash + 1);
-    const out: string[] = [];
-    for (const [key, slice] of this.virtualSlices.entries()) {
-      if (key.startsWith(`${namespace}/`) && sliceServiceName(slice) === name) {
-        out.push(`${SLICE_KEY_PREFIX}${key}`);
-      }
+    return [...(this.serviceToSlices.get(serviceKey) ?? [])].map((k) => `${SLICE_KEY_PREFIX}${k}`);
+  }
+
+  /** Keeps the Service index in step with the virtual slice cache. */
+  private index(type: ChangeType, key: string): void {
+    const before = this.sliceToService.get(key);
+    const slice = type === "DELETED" ? undefined : this.virtualSlices.get(key);
+    const name = slice === undefined ? "" : sliceServiceName(slice);
+    const now = name === "" ? undefined : `${key.slice(0, key.indexOf("/"))}/${name}`;
+    if (before === now) return;
+    if (before !== undefined) {
+      const set = this.serviceToSlices.get(before);
+      set?.delete(key);
+      if (set?.size === 0) this.serviceToSlices.delete(before);
     }
-    return out;
+    if (now === undefined) {
+      this.sliceToService.delete(key);
+      return;
+    }
+    this.sliceToService.set(key, now);
+    let set = this.serviceToSlices.get(now);
+    if (set === undefined) this.serviceToSlices.set(now, (set = new Set()));
+    set.add(key);
   }
 
   /** Every slice key either side knows of (a config reload requeues them all). */
