@@ -221,6 +221,46 @@ export function sliceTests(ctx: SyncContext): void {
     assert.ok(writes >= 2, `slice writes counted by kind (${writes})`);
   });
 
+  it("never touches a host slice in the way: a SyncError Event on the virtual slice names it", async () => {
+    const ns = await ctx.namespace("s");
+    const hostName = ctx.hostName("blocked-abcde", ns);
+    await ctx.host.create({
+      ...sliceRef(ctx.vc.namespace, hostName),
+      metadata: { name: hostName, namespace: ctx.vc.namespace, labels: { team: "host" } },
+      addressType: "IPv4",
+      endpoints: [{ addresses: ["192.0.2.1"] }],
+    } as Obj);
+    const stranger = (await ctx.host.get<Slice>(sliceRef(ctx.vc.namespace, hostName)))!;
+    await ctx.service(ns, "blocked");
+    await virtualSlice(ns, "blocked", ["10.5.6.1"]);
+    let events: { reason?: string; action?: string; message?: string }[] = [];
+    await until(
+      async () => {
+        const res = await ctx.virtual.request<{
+          items?: {
+            reason?: string;
+            action?: string;
+            message?: string;
+            involvedObject?: { kind?: string; name?: string };
+          }[];
+        }>("GET", `/api/v1/namespaces/${ns}/events`);
+        events = (res.body.items ?? []).filter(
+          (e) =>
+            e.reason === "SyncError" &&
+            e.involvedObject?.kind === "EndpointSlice" &&
+            e.involvedObject.name === "blocked-abcde",
+        );
+        return events.length > 0;
+      },
+      "a SyncError Event on the virtual EndpointSlice",
+      30_000,
+    );
+    assert.equal(events[0]!.action, "SyncEndpointSlice");
+    assert.match(events[0]!.message ?? "", /exists and is not managed by vgate/);
+    const after = await ctx.host.get<Slice>(sliceRef(ctx.vc.namespace, hostName));
+    assert.equal(after?.metadata.resourceVersion, stranger.metadata.resourceVersion, "untouched");
+  });
+
   it("with sync.toHost.endpointSlices.enabled: false, no slice and no skip-mirror label", async () => {
     const ns = await ctx.namespace("s");
     await own?.stop();
