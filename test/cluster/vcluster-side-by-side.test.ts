@@ -10,7 +10,8 @@
 //
 // What must hold: the Endpoints of every selector-less virtual Service reach the host once, as one
 // object that only vgate sync writes (its creates, its updates, its field manager), patched; the
-// host's EndpointSlice mirroring controller alone makes their slices, with the patched addresses;
+// vgate sync alone writes their slices (copies of the virtual slices, docs/decisions.md KND-83),
+// with the patched addresses, and the host's mirroring controller makes none (KND-82);
 // vCluster's syncer writes no Endpoints and no EndpointSlice, and still does the rest of its work
 // (a Deployment's pod runs on the node, a Service with a selector routes to it); once the virtual
 // objects stop changing, nobody writes those host objects again. The control, last: the syncer
@@ -167,6 +168,14 @@ const managers = (o: Obj) => [...new Set((o.metadata.managedFields ?? []).map((m
       e.objectRef?.resource === "endpoints" &&
       e.objectRef.namespace === vc.hostNamespace &&
       hostNames().has(e.objectRef.name ?? "");
+    /** A host slice of one of the cases: the copy of a virtual slice `<name>-<suffix>`. */
+    const onHostSlices = (e: AuditEvent) =>
+      e.objectRef?.resource === "endpointslices" &&
+      e.objectRef.namespace === vc.hostNamespace &&
+      CASES.some((c) => {
+        const name = e.objectRef?.name ?? "";
+        return name.startsWith(`${c.name}-`) && name.endsWith(`-x-${c.namespace}-x-${vc.name}`);
+      });
 
     const vapply = async (obj: unknown) => {
       const r = await vc.vkubectl(["apply", "-f", "-"], { input: JSON.stringify(obj) });
@@ -431,7 +440,7 @@ const managers = (o: Obj) => [...new Set((o.metadata.managedFields ?? []).map((m
       assert.deepEqual([...seen], ["vgate-sync"], "the field managers at every event");
     });
 
-    it("has the host's mirroring controller alone make their EndpointSlices, with the patched addresses", async () => {
+    it("has vgate sync alone write their EndpointSlices, with the patched addresses", async () => {
       for (const c of CASES) {
         const service = vc.hostName(c.namespace, c.name);
         let slices: Slice[] = [];
@@ -458,24 +467,28 @@ const managers = (o: Obj) => [...new Set((o.metadata.managedFields ?? []).map((m
         );
         assert.equal(
           slices[0]!.metadata.labels?.["endpointslice.kubernetes.io/managed-by"],
-          "endpointslicemirroring-controller.k8s.io",
+          "vgate-sync.vgate.loft.sh",
         );
       }
+      // Every write to a slice of these Services is vgate sync's: the host's mirroring controller
+      // skips Endpoints labelled skip-mirror, and the syncer's slice sync is off.
       const sliceWriters = new Set(
         audit()
           .filter(
             (e) =>
               e.objectRef?.resource === "endpointslices" &&
-              e.objectRef.namespace === vc.hostNamespace,
+              e.objectRef.namespace === vc.hostNamespace &&
+              [...hostNames()].some((n) => (e.objectRef?.name ?? "").startsWith(n)),
           )
           .map((e) => e.user.username),
       );
-      assert.ok(
-        [...sliceWriters].every((u) =>
-          u.startsWith("system:serviceaccount:kube-system:endpointslice"),
-        ),
-        `host EndpointSlice writers: ${JSON.stringify([...sliceWriters])}`,
+      assert.deepEqual([...sliceWriters], [], "no slice mirrored from the host Endpoints");
+      const writers = new Set(
+        audit()
+          .filter(onHostSlices)
+          .map((e) => e.user.username),
       );
+      assert.deepEqual([...writers], [VGATE_USER], "the host slices' writers");
     });
 
     it("keeps the syncer's other work as it is: a Deployment's pod, a Service with a selector", async () => {
@@ -540,7 +553,9 @@ const managers = (o: Obj) => [...new Set((o.metadata.managedFields ?? []).map((m
       // its Lease.
       const vgateWrites = events.filter(byVgate);
       assert.deepEqual(
-        vgateWrites.filter((e) => !onHostCopies(e) && e.objectRef?.resource !== "leases"),
+        vgateWrites.filter(
+          (e) => !onHostCopies(e) && !onHostSlices(e) && e.objectRef?.resource !== "leases",
+        ),
         [],
       );
     });
@@ -554,6 +569,7 @@ const managers = (o: Obj) => [...new Set((o.metadata.managedFields ?? []).map((m
         .filter(
           (e) =>
             onHostCopies(e) ||
+            onHostSlices(e) ||
             (e.objectRef?.resource === "endpointslices" &&
               [...hostNames()].some((n) => (e.objectRef?.name ?? "").startsWith(n))),
         );
@@ -570,11 +586,12 @@ const managers = (o: Obj) => [...new Set((o.metadata.managedFields ?? []).map((m
       );
       assert.deepEqual(syncerOnEndpoints, [], "the syncer wrote Endpoints or EndpointSlices");
       const copies = events.filter(onHostCopies);
+      const sliceCopies = events.filter(onHostSlices);
       const syncerWrites = events.filter(bySyncer);
       const count = (list: AuditEvent[], resource: string) =>
         list.filter((e) => e.objectRef?.resource === resource).length;
       console.log(
-        `      host writes to the ${CASES.length} Endpoints copies: ${copies.length} (${copies.filter((e) => e.verb === "create").length} creates), all vgate sync's; ` +
+        `      host writes to the ${CASES.length} Endpoints copies: ${copies.length} (${copies.filter((e) => e.verb === "create").length} creates), to their slices: ${sliceCopies.length} (${sliceCopies.filter((e) => e.verb === "create").length} creates), all vgate sync's; ` +
           `the syncer's: ${syncerWrites.length} (Services ${count(syncerWrites, "services")}, Endpoints ${count(syncerWrites, "endpoints")}, EndpointSlices ${count(syncerWrites, "endpointslices")})`,
       );
     });

@@ -51,6 +51,8 @@ const OBJECT_NAME = "vcluster.loft.sh/object-name";
 const OBJECT_NAMESPACE = "vcluster.loft.sh/object-namespace";
 const HOST_NAMESPACE = "vcluster.loft.sh/object-host-namespace";
 const MANAGED_ANNOTATIONS = "vcluster.loft.sh/managed-annotations";
+const SKIP_MIRROR = "endpointslice.kubernetes.io/skip-mirror";
+const SLICE_MANAGED_BY = "endpointslice.kubernetes.io/managed-by";
 
 type Obj = KubeObject & Record<string, unknown>;
 type Meta = {
@@ -95,6 +97,9 @@ function asInSyncerNamespace(copy: Obj, syncer: { namespace: string; ownerUid: s
   const m = out.metadata as Meta;
   const from = m.namespace;
   m.namespace = syncer.namespace;
+  // vgate sync writes the EndpointSlices and labels its host Endpoints skip-mirror
+  // (docs/decisions.md KND-82): a deliberate difference, as the snapshot is.
+  if (m.labels) Reflect.deleteProperty(m.labels, SKIP_MIRROR);
   if (m.annotations) {
     Reflect.deleteProperty(m.annotations, SNAPSHOT);
     if (m.annotations[HOST_NAMESPACE] === from) m.annotations[HOST_NAMESPACE] = syncer.namespace;
@@ -548,6 +553,117 @@ function httpStatus(url: string): Promise<number> {
       assert.deepEqual([await copiesOf(vc.hostNamespace), await copiesOf(VGATE_NS)], [0, 0]);
       assert.ok(await virtual().get(ref), "the Endpoints made after the Service settled stay");
       console.log(`      (${compared} objects compared field by field, three ways)`);
+    });
+
+    it("EndpointSlices: vgate sync writes the syncer's host slice, but for its manager label; a long Service name", async () => {
+      // The syncer's copy as it created it: the host's mirroring controller adopts it (it carries
+      // the virtual mirroring controller's label) and rewrites it at once, so a later read would
+      // show that controller's writes too.
+      const firstSeen = new Map<string, Obj>();
+      const watch = rig.admin.watch(
+        `/apis/discovery.k8s.io/v1/namespaces/${vc.hostNamespace}/endpointslices?watch=true`,
+        (e) => {
+          const o = e.object as Obj;
+          const key = sourceKey(o);
+          if (e.type === "ADDED" && key !== null && !firstSeen.has(key)) firstSeen.set(key, o);
+        },
+      );
+      try {
+        const long = "s".repeat(56);
+        const entries = ["slc", long].map((name) => ({
+          why: "a selector-less Service's slice",
+          namespace: "slices",
+          name,
+        })) as Entry[];
+        await ensureNamespaces(entries);
+        await settledServices(entries);
+        for (const e of entries) {
+          await virtual().create({
+            apiVersion: "v1",
+            kind: "Endpoints",
+            metadata: { name: e.name, namespace: e.namespace, labels: { app: "slc" } },
+            subsets: [
+              {
+                addresses: [
+                  {
+                    ip: "10.200.21.1",
+                    targetRef: {
+                      kind: "Pod",
+                      name: "slc-0",
+                      namespace: e.namespace,
+                      uid: "u-slc-0",
+                    },
+                  },
+                ],
+                ports: [{ name: "http", port: 80, protocol: "TCP" }],
+              },
+            ],
+          } as Obj);
+        }
+        const slicesIn = async (ns: string) =>
+          (
+            await list(
+              rig.admin,
+              `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`,
+              "EndpointSlice",
+            )
+          ).map((o) => ({ ...o, apiVersion: "discovery.k8s.io/v1" }));
+        const ofService = (o: Obj, name: string) =>
+          (metaOf(o).annotations?.[OBJECT_NAME] ?? "").startsWith(`${name}-`) &&
+          metaOf(o).annotations?.[OBJECT_NAMESPACE] === "slices";
+        let ours: Obj[] = [];
+        let theirs: Obj | undefined;
+        await until(
+          async () => {
+            ours = (await slicesIn(VGATE_NS)).filter((o) =>
+              entries.some((e) => ofService(o, e.name)),
+            );
+            theirs = [...firstSeen.values()].find((o) => ofService(o, "slc"));
+            return ours.length === 2 && theirs !== undefined;
+          },
+          "vgate sync's two slices and the syncer's slice of slc",
+          120_000,
+        );
+        const short = ours.find((o) => ofService(o, "slc"))!;
+        const longSlice = ours.find((o) => ofService(o, long))!;
+        // The one deliberate difference (KND-82): vgate sync's slices name it as their manager.
+        assert.equal(metaOf(short).labels?.[SLICE_MANAGED_BY], "vgate-sync.vgate.loft.sh");
+        const mine = asInSyncerNamespace(short, {
+          namespace: vc.hostNamespace,
+          ownerUid: ownerUid[vc.hostNamespace]!,
+        });
+        metaOf(mine).labels![SLICE_MANAGED_BY] = metaOf(theirs!).labels?.[SLICE_MANAGED_BY] ?? "";
+        for (const endpoint of (mine["endpoints"] as { targetRef?: Record<string, string> }[]) ??
+          []) {
+          if (endpoint.targetRef?.["namespace"] === VGATE_NS)
+            endpoint.targetRef["namespace"] = vc.hostNamespace;
+        }
+        assert.deepEqual(differences(withoutServerFields(theirs!), mine), []);
+        // A Service whose host name is hashed: vgate's label names the host Service as it is; the
+        // syncer's would be the unhashed name, longer than a label value may be.
+        // The host Service's name as the syncer made it (hashed: over 63 characters).
+        const hostService = metaOf(
+          (
+            await list(rig.admin, `/api/v1/namespaces/${vc.hostNamespace}/services`, "Service")
+          ).find((o) => sourceKey(o) === `slices/${long}`)!,
+        ).name;
+        assert.equal(metaOf(longSlice).labels?.["kubernetes.io/service-name"], hostService);
+        assert.ok(`${long}-x-slices-x-${vc.name}`.length > 63);
+        let log = "";
+        await until(
+          async () => /must be no more than 63/.test((log = await vc.syncer.logTail(400))),
+          "the syncer refused by the API server for the long Service's slice",
+          60_000,
+        ).catch(() => undefined);
+        const refused = /must be no more than 63/.test(log);
+        const syncerLong = [...firstSeen.values()].find((o) => ofService(o, long));
+        console.log(
+          `      (long Service name: the syncer's slice ${syncerLong ? `was written with service-name ${JSON.stringify(metaOf(syncerLong).labels?.["kubernetes.io/service-name"])}` : "was not written"}; its log ${refused ? "shows" : "does not show"} the 63-character refusal)`,
+        );
+        assert.equal(syncerLong, undefined, "the syncer writes no slice for the long Service");
+      } finally {
+        watch.stop();
+      }
     });
   },
 );

@@ -13,6 +13,7 @@ import { SYNC_SERVICE_ACCOUNT, type SyncProcess } from "../../support/sync-rig.j
 import { until } from "../../support/until.js";
 import {
   assertHostIs,
+  SKIP_MIRROR_LABEL,
   BOOKKEEPING,
   LEADER_ARGS,
   MARKER_LABEL,
@@ -109,7 +110,12 @@ function expectedMapped(
       [BOOKKEEPING.hostName]: name,
       [BOOKKEEPING.hostNamespace]: hostNs,
     },
-    labels: { ...virtual.metadata.labels, [MARKER_LABEL]: VC.name, [NAMESPACE_LABEL]: namespace },
+    labels: {
+      ...virtual.metadata.labels,
+      [MARKER_LABEL]: VC.name,
+      [NAMESPACE_LABEL]: namespace,
+      [SKIP_MIRROR_LABEL]: "true",
+    },
     subsets: (virtual.subsets ?? []).map((s) => ({
       ...s,
       ...(s.addresses && { addresses: s.addresses.map(address) }),

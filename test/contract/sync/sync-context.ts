@@ -45,6 +45,7 @@ export const BOOKKEEPING = {
 } as const;
 export const MARKER_LABEL = "vcluster.loft.sh/managed-by";
 export const NAMESPACE_LABEL = "vcluster.loft.sh/namespace";
+export const SKIP_MIRROR_LABEL = "endpointslice.kubernetes.io/skip-mirror";
 
 /** The config most tests run with: an annotation patch both ways and two reference patches. */
 export const BASE_CONFIG = `sync:
@@ -344,6 +345,8 @@ export class SyncContext {
         ...virtual.metadata.labels,
         [MARKER_LABEL]: this.vc.name,
         [NAMESPACE_LABEL]: namespace,
+        // vgate sync writes the slices (sync.toHost.endpointSlices is on by default): KND-82.
+        [SKIP_MIRROR_LABEL]: "true",
       },
       subsets: (virtual.subsets ?? []).map((s) => this.hostSubset(s)),
     };

@@ -19,6 +19,7 @@ import { rigTests } from "./rig.js";
 import { reverseTests } from "./reverse.js";
 import { sandboxDownTests } from "./sandbox-down.js";
 import { serviceGateTests } from "./service-gate.js";
+import { sliceTests } from "./slices.js";
 import { SyncContext } from "./sync-context.js";
 import { tenantHostTests } from "./tenant-host.js";
 import { unmanagedTests } from "./unmanaged.js";
@@ -68,6 +69,7 @@ const skipReason = HAVE_KUBE ? missing : KUBE_SKIP_REASON;
   describe("sandbox children that fail to start", () => sandboxDownTests(ctx));
   describe("config reload", () => reloadTests(ctx));
   describe("leader election", () => leaderTests(ctx));
+  describe("EndpointSlices", () => sliceTests(ctx));
   describe("every controller's log", () => {
     it("shows no request refused by RBAC: manifests/sync/ grants what vgate sync uses", async () => {
       for (const p of ctx.rbacChecked()) {

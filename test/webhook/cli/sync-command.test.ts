@@ -220,7 +220,10 @@ describe("vgate sync flags", function () {
       assert.ok(r.stdout.includes(flag), `--help mentions ${flag}`);
     }
     const root = spawnSync(bin, ["--help"], { encoding: "utf8", env: env() });
-    assert.match(root.stdout, /sync\s+Sync Endpoints from a virtual cluster to its host/);
+    assert.match(
+      root.stdout,
+      /sync\s+Sync Endpoints and EndpointSlices from a virtual cluster to its host/,
+    );
   });
 
   it("a usage error exits 2 with the message on standard error", () => {

@@ -23,7 +23,7 @@ export const commands: readonly CommandEntry[] = [
   },
   {
     name: "sync",
-    summary: "Sync Endpoints from a virtual cluster to its host (a controller)",
+    summary: "Sync Endpoints and EndpointSlices from a virtual cluster to its host (a controller)",
     load: async () => (await import("./sync.js")).syncCommand,
   },
   {

@@ -1,4 +1,4 @@
-// `vgate sync`: the Endpoints sync controller between a virtual cluster and its host
+// `vgate sync`: the Endpoints and EndpointSlice sync controller between a virtual cluster and its host
 // (webhook/src/sync/controller/controller.ts; docs/decisions.md EPS-11..).
 
 import { flushLogs, LOG_LEVELS } from "../server/logger.js";
@@ -10,14 +10,21 @@ import { parseSyncArgs, SYNC_DEFAULTS } from "./sync-options.js";
 import { DEFAULT_REFERENCE_SECRET_TYPES } from "../sync/secret-types.js";
 import { NAMESPACE_FLAG_HELP } from "./vcluster-flags.js";
 
-const HELP = `Sync Endpoints of selector-less Services from a virtual cluster to its host, with the
-sync.toHost.endpoints patches of a vcluster.yaml, as vCluster's Endpoints syncer does, or in
-its place next to vCluster's own syncer (--alongside-vcluster).
+const HELP = `Sync the Endpoints and EndpointSlices of selector-less Services from a virtual cluster to its
+host, with the patches of a vcluster.yaml, as vCluster's Endpoints and EndpointSlice syncers do,
+or in their place next to vCluster's own syncer (--alongside-vcluster).
 
-Virtual Endpoints (and Services) and host Endpoints are watched; every key goes through a
-rate-limited work queue with retries and exponential backoff. Failures are recorded as Warning
-Events (reason SyncError) on the virtual Endpoints. The config file is watched: a valid change is
-picked up at once, an invalid one is logged and the last good config is kept.
+Virtual Endpoints, EndpointSlices and Services, and host Endpoints and EndpointSlices, are
+watched; every key goes through a rate-limited work queue with retries and exponential backoff.
+Failures are recorded as Warning Events (reason SyncError) on the virtual object. The config file
+is watched: a valid change is picked up at once, an invalid one is logged and the last good
+config is kept.
+
+EndpointSlices (sync.toHost.endpointSlices.enabled, true unless the config says false) are copied
+as vCluster names them, through the sync.toHost.endpoints patches (on the slice's Endpoints view)
+and then their own sync.toHost.endpointSlices patches. vgate sync is then the one writer of those
+host slices: it labels its host Endpoints endpointslice.kubernetes.io/skip-mirror=true, so the
+host's EndpointSlice mirroring controller makes none from them.
 
 Host writes go only to namespaces the vCluster owns: --vcluster-namespace, --target-namespace, and
 (with sync.toHost.namespaces) namespaces labelled vcluster.loft.sh/vcluster-name=<vcluster-name>
@@ -27,10 +34,9 @@ namespace. Referenced Secrets are copied (and imported) only when their type is 
 
 Next to vCluster's own syncer, run with --alongside-vcluster and the vcluster.yaml vCluster runs
 with, in which sync.toHost.endpoints.enabled and sync.toHost.endpointSlices.enabled are false:
-vCluster's syncer then writes no host Endpoints or EndpointSlices, vgate sync writes the host
-Endpoints of selector-less Services (patched), and the host's EndpointSlice mirroring controller
-makes their EndpointSlices. Without --alongside-vcluster, sync.toHost.endpoints.enabled: false
-stops vgate sync too.
+vCluster's syncer then writes no host Endpoints or EndpointSlices, and vgate sync writes both for
+selector-less Services (patched). Without --alongside-vcluster, sync.toHost.endpoints.enabled:
+false and sync.toHost.endpointSlices.enabled: false stop vgate sync too.
 
 Usage:
   vgate sync --config FILE --virtual-kubeconfig FILE [--host-kubeconfig FILE] --vcluster-name NAME --vcluster-namespace NAMESPACE [flags]
@@ -43,9 +49,9 @@ Flags:
       --vcluster-name string                  Name of the virtual cluster (context.vcluster.name)
       --vcluster-namespace string             Its namespace in the host cluster (context.vcluster.namespace)
       --alongside-vcluster                    vCluster's syncer runs too, from the same --config with its Endpoints
-                                              and EndpointSlice sync off: sync Endpoints all the same (refused unless
+                                              and EndpointSlice sync off: sync both all the same (refused unless
                                               both are false; default false)
-      --target-namespace string               Host namespace of the synced Endpoints in single-namespace mode
+      --target-namespace string               Host namespace of the synced objects in single-namespace mode
                                               (default: --vcluster-namespace)
       --namespace string                      ${NAMESPACE_FLAG_HELP}
       --reference-secret-types strings        Secret types a reference copy or import may have (default

@@ -207,7 +207,10 @@ const hostName = (name: string) => `${name}-x-${VIRTUAL_NS}-x-${VC}`;
       );
       // At least this test's two copies: the "virtual cluster" is the whole shared cluster, so
       // selector-less Services other tests leave behind are synced too.
-      assert.ok(sample(metrics, 'vgate_sync_writes_total{side="host",type="create"}')! >= 2);
+      assert.ok(
+        sample(metrics, 'vgate_sync_writes_total{side="host",type="create",kind="Endpoints"}')! >=
+          2,
+      );
       assert.equal(sample(metrics, `leader_election_master_status{name="${LEASE}"}`), 1);
       assert.ok(
         sample(metrics, 'workqueue_adds_total{name="endpoints",controller="endpoints"}')! >= 2,

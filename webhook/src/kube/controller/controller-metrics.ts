@@ -57,11 +57,11 @@ export function workQueueMetrics(
   };
 }
 
-/** controller_runtime_reconcile_total, _errors_total and _time_seconds of one controller. */
+/** controller_runtime_reconcile_total, _errors_total and _time_seconds of the given controllers. */
 export function reconcileMetrics(
   registers: Registry[],
-  controller: string,
-): (result: ReconcileResult, seconds: number) => void {
+  controllers: readonly string[],
+): (controller: string, result: ReconcileResult, seconds: number) => void {
   const total = new Counter({
     name: "controller_runtime_reconcile_total",
     help: "Total number of reconciliations per controller",
@@ -73,20 +73,24 @@ export function reconcileMetrics(
     help: "Total number of reconciliation errors per controller",
     labelNames: ["controller"],
     registers,
-  }).labels({ controller });
+  });
   const time = new Histogram({
     name: "controller_runtime_reconcile_time_seconds",
     help: "Length of time per reconciliation per controller",
     labelNames: ["controller"],
     buckets: RECONCILE_BUCKETS,
     registers,
-  }).labels({ controller });
+  });
   // Zero, not absent, before the first reconcile: rate() and alerts see the series at once.
-  for (const result of ["success", "error", "requeue"]) total.labels(controller, result);
-  return (result, seconds) => {
+  for (const controller of controllers) {
+    for (const result of ["success", "error", "requeue"]) total.labels(controller, result);
+    errors.labels({ controller });
+    time.labels({ controller });
+  }
+  return (controller, result, seconds) => {
     total.labels(controller, result).inc();
-    if (result === "error") errors.inc();
-    time.observe(seconds);
+    if (result === "error") errors.labels({ controller }).inc();
+    time.labels({ controller }).observe(seconds);
   };
 }
 

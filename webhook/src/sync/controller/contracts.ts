@@ -51,6 +51,17 @@ export type SyncAction =
   | { type: "delete"; side: Side; ref: ObjectRef; uid: string; reason: string }
   | { type: "ensure"; side: Side; object: JsonObject; reason: string };
 
+/** Everything the EndpointSlice reconciler knows of one virtual slice, from the caches. */
+export interface EndpointSliceState {
+  key: SyncKey;
+  /** The virtual EndpointSlice; null when it does not exist (or is gone). */
+  virtual: JsonObject | null;
+  /** The virtual Service its `kubernetes.io/service-name` label names; null when none. */
+  service: JsonObject | null;
+  /** The host EndpointSlice at the translated name; null when it does not exist. */
+  host: JsonObject | null;
+}
+
 /** What the reconciler answers: the writes, in order, and warnings for the log. */
 export interface SyncPlan {
   actions: SyncAction[];
@@ -68,6 +79,12 @@ export interface ReconcileDeps {
   enabled: boolean;
   /** The current config's patches in the sandbox (sync/patch-runner.ts). */
   run: PatchRunner;
+  /**
+   * EndpointSlices (docs/decisions.md KND-81): whether vgate sync syncs them
+   * (`sync.toHost.endpointSlices.enabled`, always with --alongside-vcluster), and the runner of
+   * `sync.toHost.endpointSlices.patches`. Absent: slices are not synced.
+   */
+  slices?: { enabled: boolean; run?: PatchRunner };
   /** Reads one object (references); null when it does not exist. Throws when unreachable. */
   get(side: Side, ref: ObjectRef): Promise<JsonObject | null>;
   /**

@@ -33,6 +33,10 @@ import {
 } from "./contracts.js";
 import { EventRecorder } from "../../kube/controller/event-recorder.js";
 import { Informers } from "./informers.js";
+import { SliceInformers } from "./slice-informers.js";
+import { parseSliceKey, reconcileEndpointSlice } from "./reconcile-endpoint-slices.js";
+import { SLICE_CONTROLLER_NAME } from "./metrics.js";
+import { PATCH_KINDS } from "../../config/patch-kinds.js";
 import { LeaderElector } from "../../kube/controller/leader-election.js";
 import { LiveConfig } from "./live-config.js";
 import { createSyncMetrics, type ReconcileResult, type SyncMetrics } from "./metrics.js";
@@ -45,6 +49,30 @@ import { ResourcePaths } from "./resource-paths.js";
 import { WorkQueue } from "../../kube/controller/work-queue.js";
 import { alongsideVClusterProblems } from "../alongside-vcluster.js";
 import { writeGuard, type WriteGuard } from "./write-guard.js";
+
+/** sync.toHost.endpointSlices in the kinds table. */
+const SLICE_KIND = PATCH_KINDS.find((k) => k.section === "toHost" && k.key === "endpointSlices")!;
+
+/**
+ * Whether vgate sync syncs EndpointSlices: vCluster's switch, `sync.toHost.endpointSlices.enabled`,
+ * read as helm coalesces the chart's default (true): absent is true, a null on the way removes the
+ * default (Go's false, EPS-34). With --alongside-vcluster the switch is vCluster's alone (it must be
+ * off there) and vgate sync syncs the slices as it syncs Endpoints (docs/decisions.md KND-83).
+ */
+export function slicesEnabled(
+  loaded: LoadedVCluster,
+  opts: Pick<SyncOptions, "alongsideVCluster">,
+): boolean {
+  if (opts.alongsideVCluster) return true;
+  let node: unknown = loaded.vcluster.config;
+  for (const key of ["sync", "toHost", "endpointSlices", "enabled"]) {
+    if (typeof node !== "object" || node === null || Array.isArray(node)) return true;
+    if (!Object.hasOwn(node, key)) return true;
+    node = (node as Record<string, unknown>)[key];
+    if (node === null) return false;
+  }
+  return node === true;
+}
 
 /** Deadline of one request to either API server (a watch: until its answer starts). */
 const REQUEST_TIMEOUT_MS = 15_000;
@@ -126,6 +154,8 @@ class Controller {
   readonly queue = new WorkQueue();
   readonly metrics: SyncMetrics;
   readonly informers: Informers;
+  /** Virtual and host EndpointSlices (docs/decisions.md KND-81). */
+  readonly slices: SliceInformers;
   readonly references: ReferenceInformers;
   readonly events: EventRecorder;
   /** Where and what the controller may write (write-guard.ts), checked by applyPlan. */
@@ -165,6 +195,14 @@ class Controller {
       onError: (cache, message) =>
         logger.warn({ cache, err: message }, "watch cache unsynced; relisting"),
     });
+    this.slices = new SliceInformers({
+      virtual: transports.virtual,
+      host: transports.host,
+      vcluster: this.vcluster(live.loaded),
+      enqueue: (key) => this.enqueue(key),
+      onError: (cache, message) =>
+        logger.warn({ cache, err: message }, "watch cache unsynced; relisting"),
+    });
     this.guard = writeGuard({
       owner: {
         vclusterName: opts.vclusterName,
@@ -189,7 +227,7 @@ class Controller {
 
   /** The keys a config reload requeues: every Endpoints key, and the copies that may be stale. */
   allKeys(): string[] {
-    return [...this.informers.allKeys(), ...this.references.staleKeys()];
+    return [...this.informers.allKeys(), ...this.slices.allKeys(), ...this.references.staleKeys()];
   }
 
   /** Starts, stops or keeps the reference informers as the loaded config's patches name kinds. */
@@ -204,12 +242,30 @@ class Controller {
   enqueue(key: string): void {
     this.metrics.added();
     this.queue.add(key);
+    // An Endpoints key is also its Service's: the slices naming that Service pass its gate again.
+    if (parseSliceKey(key) === null && !isReferenceKey(key)) {
+      for (const slice of this.slices.slicesOfService(key)) {
+        this.metrics.added();
+        this.queue.add(slice);
+      }
+    }
+  }
+
+  /** Settles once every cache of both clusters is synced. */
+  waitForSync(signal: AbortSignal): Promise<unknown> {
+    return Promise.all([
+      this.informers.waitForSync(signal),
+      ...this.slices.all.map(({ cache }) => cache.waitForSync(signal)),
+    ]);
   }
 
   /** /readyz: null when ready, else why not. */
   notReady(): string | null {
     if (this.stopping) return "shutting down";
-    const unsynced = this.informers.unsynced();
+    const unsynced = [
+      ...this.informers.unsynced(),
+      ...this.slices.all.flatMap(({ name, cache }) => (cache.synced() ? [] : [name])),
+    ];
     return unsynced.length ? `caches not synced: ${unsynced.join(", ")}` : null;
   }
 
@@ -217,7 +273,7 @@ class Controller {
   startLeading(): void {
     this.leading = true;
     this.metrics.leading(true);
-    void this.informers.waitForSync(this.abortSync.signal).then(
+    void this.waitForSync(this.abortSync.signal).then(
       () => {
         if (this.stopping || !this.leading) return;
         this.logger.info({ workers: this.opts.workers }, "caches synced; starting workers");
@@ -232,7 +288,7 @@ class Controller {
    * then; never when the caches never sync.
    */
   whenSynced(start: () => void): void {
-    void this.informers.waitForSync(this.abortSync.signal).then(
+    void this.waitForSync(this.abortSync.signal).then(
       () => {
         if (!this.stopping) start();
       },
@@ -250,6 +306,7 @@ class Controller {
     this.queue.shutDown();
     this.abortSync.abort();
     this.informers.stop();
+    this.slices.stop();
     this.references.stop();
     this.lostResolve();
   }
@@ -277,17 +334,30 @@ class Controller {
     const lease = this.live.acquire();
     let subject: JsonObject | null = null;
     let result: ReconcileResult;
+    let controller: string | undefined;
     this.logger.debug(this.fieldsOf(key), "reconciling");
     try {
       const deps: ReconcileDeps = {
         vcluster: this.vcluster(lease.loaded),
         enabled: lease.loaded.enabled,
         run: lease.run,
+        slices: {
+          enabled: slicesEnabled(lease.loaded, this.opts),
+          run: lease.runFor(SLICE_KIND),
+        },
         ...this.reads,
       };
       const reference = parseReferenceKey(key);
+      const slice = parseSliceKey(key);
       let plan: SyncPlan;
-      if (reference !== null) {
+      if (slice !== null) {
+        controller = SLICE_CONTROLLER_NAME;
+        const state = this.slices.state(slice, deps.vcluster, (k) =>
+          this.informers.virtualServices.get(k),
+        );
+        subject = state.virtual;
+        plan = await reconcileEndpointSlice(state, deps);
+      } else if (reference !== null) {
         // The Event of a failed copy goes on the referenced virtual object.
         subject = {
           apiVersion: reference.apiVersion,
@@ -310,17 +380,21 @@ class Controller {
     } finally {
       lease.release();
     }
-    this.metrics.reconciled(result, (performance.now() - started) / 1000);
+    this.metrics.reconciled(result, (performance.now() - started) / 1000, controller);
   }
 
-  /** How a key is named in the log: `endpoints: ns/name`, or `reference: ref:...`. */
+  /** How a key is named in the log: `endpoints: ns/name`, `endpointslice: ns/name` or `reference: ref:...`. */
   private fieldsOf(key: string): Record<string, string> {
-    return isReferenceKey(key) ? { reference: key } : { endpoints: key };
+    if (isReferenceKey(key)) return { reference: key };
+    const slice = parseSliceKey(key);
+    return slice === null
+      ? { endpoints: key }
+      : { endpointslice: `${slice.namespace}/${slice.name}` };
   }
 
   /** A write done: counted, and logged by key, action and outcome (never the object). */
   private wrote(key: string, o: WriteOutcome): void {
-    this.metrics.wrote(o.side, o.type);
+    this.metrics.wrote(o.side, o.type, o.ref.kind);
     this.logger.info(
       {
         ...this.fieldsOf(key),
@@ -372,6 +446,7 @@ class Controller {
     const timeout = new Promise<void>((r) => setTimeout(r, left).unref());
     await Promise.race([Promise.all(this.workers), timeout]);
     this.informers.stop();
+    this.slices.stop();
     this.references.stop();
   }
 }
@@ -544,6 +619,8 @@ async function start(
   const servers = await startServers(c, undo);
   c.informers.start();
   undo.push(() => c.informers.stop());
+  c.slices.start();
+  undo.push(() => c.slices.stop());
   await c.watchReferences(loaded);
   undo.push(() => c.references.stop());
   const watcher = new ConfigWatcher(opts.config, () => reloadConfig(c), {

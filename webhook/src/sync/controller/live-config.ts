@@ -5,11 +5,13 @@
 
 import type { LoadedVCluster } from "../../config/loaded-vcluster.js";
 import type { PatchRunner } from "../guarded-patch.js";
-import type { StartedPatchRunner } from "../patch-runner.js";
+import type { StartedPatchRunner, VClusterRunner } from "../patch-runner.js";
 
 export interface ConfigLease {
   loaded: LoadedVCluster;
   run: PatchRunner;
+  /** The patches of one kind (patch-runner.ts runFor). */
+  runFor: VClusterRunner["runFor"];
   release(): void;
 }
 
@@ -42,6 +44,7 @@ export class LiveConfig {
     return {
       loaded: gen.loaded,
       run: gen.runner.run,
+      runFor: (kind) => gen.runner.runFor(kind),
       release: () => {
         if (released) return;
         released = true;

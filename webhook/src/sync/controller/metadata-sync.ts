@@ -24,6 +24,7 @@ import {
 } from "../../patches/labels.js";
 import type { JsonObject } from "../../patches/types.js";
 import { BOOKKEEPING_ANNOTATIONS, EXCLUDED_ANNOTATION } from "../translate-endpoints.js";
+import { SKIP_MIRROR_LABEL } from "../translate-endpoint-slices.js";
 import { hashValue, SNAPSHOT_ANNOTATION, type HashPair, type Snapshot } from "./snapshot.js";
 import { isObject } from "../../shared/json.js";
 
@@ -37,9 +38,14 @@ const NOT_SYNCED = new Set<string>([
   SNAPSHOT_ANNOTATION,
 ]);
 
-/** Host labels that are vCluster's scoping, never a virtual label (VirtualLabelsMap's exclusions). */
+/**
+ * Host labels that are vCluster's scoping, never a virtual label (VirtualLabelsMap's exclusions),
+ * and the skip-mirror label vgate sync sets on host Endpoints while it writes their slices
+ * (reconcile.ts markSkipMirror): it never flows back.
+ */
 function isScopingLabel(key: string): boolean {
   return (
+    key === SKIP_MIRROR_LABEL ||
     key === MarkerLabel ||
     key === NamespaceLabel ||
     key === ControllerLabel ||

@@ -14,6 +14,8 @@ import type { Side, SyncAction } from "./contracts.js";
 
 export const QUEUE_NAME = "endpoints";
 export const CONTROLLER_NAME = "endpoints";
+/** The EndpointSlice reconciler's controller label (vCluster's syncer name). */
+export const SLICE_CONTROLLER_NAME = "endpointslice";
 
 export type { ReconcileResult };
 
@@ -23,8 +25,10 @@ export interface SyncMetrics {
   watchDepth(read: () => number): void;
   added(): void;
   retried(): void;
-  reconciled(result: ReconcileResult, seconds: number): void;
-  wrote(side: Side, type: SyncAction["type"]): void;
+  /** One reconcile of `controller` (CONTROLLER_NAME when absent). */
+  reconciled(result: ReconcileResult, seconds: number, controller?: string): void;
+  /** One write, by cluster, action and the written object's kind. */
+  wrote(side: Side, type: SyncAction["type"], kind: string): void;
   leading(isLeader: boolean): void;
   configReloaded(ok: boolean): void;
 }
@@ -37,11 +41,11 @@ export function createSyncMetrics(opts: {
   const registers = [registry];
   if (opts.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: "vgate_" });
   const queue = workQueueMetrics(registers, { name: QUEUE_NAME, controller: CONTROLLER_NAME });
-  const reconciled = reconcileMetrics(registers, CONTROLLER_NAME);
+  const reconciled = reconcileMetrics(registers, [CONTROLLER_NAME, SLICE_CONTROLLER_NAME]);
   const writes = new Counter({
     name: "vgate_sync_writes_total",
-    help: "Writes the controller made, by cluster (virtual|host) and action (create|update|delete|ensure).",
-    labelNames: ["side", "type"],
+    help: "Writes the controller made, by cluster (virtual|host), action (create|update|delete|ensure) and the object's kind.",
+    labelNames: ["side", "type", "kind"],
     registers,
   });
   const leading = leaderElectionMetric(registers, opts.leaseName);
@@ -58,8 +62,9 @@ export function createSyncMetrics(opts: {
   return {
     registry,
     ...queue,
-    reconciled,
-    wrote: (side, type) => writes.labels(side, type).inc(),
+    reconciled: (result, seconds, controller = CONTROLLER_NAME) =>
+      reconciled(controller, result, seconds),
+    wrote: (side, type, kind) => writes.labels(side, type, kind).inc(),
     leading,
     configReloaded: (ok) => (ok ? reloads.inc() : reloadErrors.inc()),
   };

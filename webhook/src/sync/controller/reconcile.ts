@@ -81,6 +81,7 @@ import {
   type Snapshot,
 } from "./snapshot.js";
 import { field, isObject, str } from "./object-fields.js";
+import { SKIP_MIRROR_LABEL } from "../translate-endpoint-slices.js";
 
 type SyncVCluster = ReconcileDeps["vcluster"];
 
@@ -162,7 +163,7 @@ function deleteHost(host: JsonObject, reason: string): SyncPlan {
 const nothing = (): SyncPlan => ({ actions: [], warnings: [] });
 
 /** A Service with a selector (non-null, even `{}`) has its Endpoints managed by Kubernetes. */
-function hasSelector(service: JsonObject): boolean {
+export function hasSelector(service: JsonObject): boolean {
   const spec = field(service, "spec");
   return Object.hasOwn(spec, "selector") && spec.selector !== null && spec.selector !== undefined;
 }
@@ -336,6 +337,7 @@ async function planCreate(
   });
   const host = patched.object;
   checkStringMaps(key, "toHost", host);
+  markSkipMirror(host, source, deps);
   const scope = scopeOf(deps.vcluster);
   const subsets: HashPair = [hashValue(translated.subsets), hashValue(host.subsets)];
   setSnapshot(
@@ -362,7 +364,7 @@ async function planCreate(
  * (docs/decisions.md#eps-31), read at each create. A Service that does not exist (vgate sync
  * without a vCluster) gives no owner; one vgate may not read gives none, with a warning.
  */
-async function ownerService(
+export async function ownerService(
   deps: ReconcileDeps,
 ): Promise<{ uid?: OwnerService["uid"]; warnings: string[] }> {
   const ref = ownerServiceFor(deps.vcluster);
@@ -585,7 +587,27 @@ async function syncToHost(
   const updated = applyChangeSet(ctx.host, patchedChanges);
   checkStringMaps(ctx.key, "toHost", updated);
   reassertBookkeeping(updated, translated, to.newVirtual, ctx.scope);
+  markSkipMirror(updated, to.newVirtual, ctx.deps);
   return updated;
+}
+
+/**
+ * While vgate sync writes the EndpointSlices (docs/decisions.md KND-82), its host Endpoints carry
+ * `endpointslice.kubernetes.io/skip-mirror: "true"`, so the host's mirroring controller makes no
+ * slice of its own from them; otherwise the label is as the virtual object has it. The label is
+ * the host's alone: it never flows back (metadata-sync.ts), or the virtual cluster's mirroring
+ * controller would stop making the virtual slices.
+ */
+function markSkipMirror(host: JsonObject, virtual: JsonObject, deps: ReconcileDeps): void {
+  const m = meta(host);
+  const labels = Object.fromEntries(
+    Object.entries(field(m, "labels")).filter(([k]) => k !== SKIP_MIRROR_LABEL),
+  );
+  const own = labelsOf(virtual)[SKIP_MIRROR_LABEL];
+  if (deps.slices?.enabled === true) labels[SKIP_MIRROR_LABEL] = "true";
+  else if (typeof own === "string") labels[SKIP_MIRROR_LABEL] = own;
+  m.labels = labels;
+  host.metadata = m;
 }
 
 /** The six bookkeeping annotations, managed-annotations and the scoping labels, as translation sets them. */

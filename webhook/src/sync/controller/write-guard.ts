@@ -53,6 +53,9 @@ const verbOf = (action: SyncAction): string =>
 const named = (side: string, ref: ObjectRef): string =>
   `${side} ${ref.kind} ${JSON.stringify(ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name)}`;
 
+/** The kinds vgate sync writes as host copies of their own (not reference copies). */
+const SYNCED_KINDS = new Set(["v1/Endpoints", "discovery.k8s.io/v1/EndpointSlice"]);
+
 export function writeGuard(opts: WriteGuardOptions): WriteGuard {
   const ownership = (namespace: string, doing: string) => {
     const verdict = hostNamespaceOwnership(namespace, opts.owner, opts.namespaces);
@@ -74,7 +77,7 @@ export function writeGuard(opts: WriteGuardOptions): WriteGuard {
       const from = str(annotations[OBJECT_NAMESPACE_ANNOTATION]);
       ownership(from, `import ${ref.kind} ${from}/${ref.name} from the host`);
     }
-    const copied = action.side === "host" && !(ref.apiVersion === "v1" && ref.kind === "Endpoints");
+    const copied = action.side === "host" && !SYNCED_KINDS.has(`${ref.apiVersion}/${ref.kind}`);
     if ((copied || imported) && !opts.copyKinds().has(`${ref.apiVersion}/${ref.kind}`)) {
       throw new SyncError(
         `refused to ${verbOf(action)} ${named(action.side, ref)}: ${ref.apiVersion} ${ref.kind} is not a kind the config's reference patches name (reference.apiVersion and reference.kind); only those are copied or imported`,
