@@ -60,6 +60,11 @@ export interface FaultProxy {
   setDown(mode: DownMode | true): void;
   /** Holds every request this long before forwarding it. */
   setDelay(ms: number): void;
+  /**
+   * Holds every request that matches until `release()` is called, however long that takes (a
+   * race made by order, not by timing); requests after the release pass.
+   */
+  hold(match: (r: RecordedRequest) => boolean): { release(): void };
   /** Ends every open watch stream (as an API server restart would); returns how many. */
   endWatches(): number;
   /** The watch requests whose streams are open now. */
@@ -97,6 +102,7 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
   }[] = [];
   let down: DownMode = false;
   let delayMs = 0;
+  const holds: { match: (r: RecordedRequest) => boolean; waiting: (() => void)[] | null }[] = [];
   const upstream = new URL(opts.upstream);
   const agent = new Agent({
     keepAlive: true,
@@ -194,11 +200,13 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
         }
         forward(req, res, rec);
       };
-      if (delayMs > 0) {
+      const held = holds.find((h) => h.waiting !== null && h.match(rec));
+      if (held || delayMs > 0) {
         // Hold the body meanwhile: the recording listener above would otherwise let it flow past
         // before go() pipes it on, and a delayed POST would reach the API server without a body.
         req.pause();
-        setTimeout(go, delayMs);
+        if (held) held.waiting!.push(go);
+        else setTimeout(go, delayMs);
       } else go();
     },
   );
@@ -232,6 +240,17 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
       if (down === "refuse") for (const s of sockets) s.destroy();
     },
     setDelay: (ms) => (delayMs = ms),
+    hold: (match) => {
+      const h: (typeof holds)[number] = { match, waiting: [] };
+      holds.push(h);
+      return {
+        release: () => {
+          const waiting = h.waiting ?? [];
+          h.waiting = null;
+          for (const go of waiting) go();
+        },
+      };
+    },
     endWatches,
     openWatches: () => [...watches.values()],
     inject: (match, answer, times = 1) => injections.push({ match, answer, left: times }),

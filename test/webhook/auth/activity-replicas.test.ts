@@ -46,14 +46,6 @@ const GROUP = `management.${DOMAIN}`;
 const INTERVAL_MS = 2000;
 /** The flush period that follows from it (auth/activity.ts flushIntervalFor). */
 const FLUSH_MS = INTERVAL_MS / 6;
-/**
- * How long the race test holds each replica's status PATCH: longer than the 1.1 s between the two
- * logins plus a flush, so the second replica writes before the first one's write lands, with time
- * to spare for a loaded machine (2.5 s was once not enough in a full `make test`: the second
- * replica decided after the first one's write had reached its cache); and shorter than the API
- * client's 5 s request timeout (kube/api-client.ts), past which a held write fails instead.
- */
-const DELAY_MS = 4000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -283,20 +275,33 @@ interface Login {
       const before = k.writes.writes.length;
       const conflictsBefore = (await writeCounts(b))["conflict"] ?? 0;
       // Each replica's PATCH is held on its way, so neither sees the other's write before it
-      // writes itself: both write with the resourceVersion both caches hold.
-      for (const p of proxies) p.setDelay(DELAY_MS);
+      // writes itself: both write with the resourceVersion both caches hold. The holds end by
+      // order, not after a time: A's write lands first, then B's goes on. (Held for a fixed time,
+      // a write could outlast the API client's 5 s timeout on a loaded machine; retried, it is
+      // decided again from a fresh cache and is no longer the race.)
+      const [holdA, holdB] = proxies.map((p) => p.hold(isStatusPatch)) as [
+        { release(): void },
+        { release(): void },
+      ];
       const held = proxies.map((p) => p.requests.length);
-      const atA = await login(a, k.token);
-      await sleep(1100); // a later second, so two writes would be two values
-      const atB = await login(b, k.token);
-      assert.ok(atA.authenticated && atB.authenticated);
-      await until(
-        () => proxies.every((p, i) => p.requests.slice(held[i]).some(isStatusPatch)),
-        "both replicas send their PATCH",
-        10_000,
-      );
-      for (const p of proxies) p.setDelay(0);
-      await sleep(DELAY_MS + 2 * INTERVAL_MS);
+      let atA: Login;
+      try {
+        atA = await login(a, k.token);
+        await sleep(1100); // a later second, so two writes would be two values
+        const atB = await login(b, k.token);
+        assert.ok(atA.authenticated && atB.authenticated);
+        await until(
+          () => proxies.every((p, i) => p.requests.slice(held[i]).some(isStatusPatch)),
+          "both replicas send their PATCH",
+          10_000,
+        );
+        holdA.release();
+        await until(() => k.writes.writes.length > before, "replica a's write lands", 10_000);
+      } finally {
+        holdA.release();
+        holdB.release();
+      }
+      await sleep(2 * INTERVAL_MS);
 
       const values = k.writes.writes.slice(before).map((w) => w.lastActivity);
       assert.equal(values.length, 1, `one write, not one per replica: ${values.join(", ")}`);
