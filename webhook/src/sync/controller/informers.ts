@@ -14,6 +14,7 @@
 
 import type { KubeTransport } from "../../shared/transport.js";
 import { NamespaceCache } from "../../kube/namespace-cache.js";
+import { KeyIndex } from "../../kube/controller/key-index.js";
 import { WatchCache, type ChangeType } from "../../kube/controller/watch-cache.js";
 import { MarkerLabel } from "../../patches/labels.js";
 import type { JsonObject } from "../../patches/types.js";
@@ -55,9 +56,10 @@ export class Informers {
   /** The host namespaces labelled for this vCluster; null in single-namespace mode. */
   readonly hostNamespaces: NamespaceCache | null;
   /** Host cache key → the virtual key it maps to, for DELETED events. */
-  private readonly hostToVirtual = new Map<string, string>();
+  private readonly hostToVirtual: KeyIndex;
 
   constructor(private readonly opts: InformerOptions) {
+    this.hostToVirtual = new KeyIndex(opts.enqueue);
     const virtualChange = (_type: ChangeType, key: string) => opts.enqueue(key);
     this.virtualEndpoints = new WatchCache(opts.virtual, "/api/v1/endpoints", keepAs("Endpoints"), {
       onChange: virtualChange,
@@ -137,18 +139,8 @@ export class Informers {
   }
 
   private onHostChange(type: ChangeType, hostKey: string): void {
-    const before = this.hostToVirtual.get(hostKey);
-    if (type === "DELETED") {
-      this.hostToVirtual.delete(hostKey);
-      if (before !== undefined) this.opts.enqueue(before);
-      return;
-    }
-    const object = this.hostEndpoints.get(hostKey);
+    const object = type === "DELETED" ? undefined : this.hostEndpoints.get(hostKey);
     const key = object ? virtualKeyFromHost(object, this.opts.vcluster) : null;
-    const now = key ? keyString(key) : undefined;
-    if (now === undefined) this.hostToVirtual.delete(hostKey);
-    else this.hostToVirtual.set(hostKey, now);
-    if (before !== undefined && before !== now) this.opts.enqueue(before);
-    if (now !== undefined) this.opts.enqueue(now);
+    this.hostToVirtual.set(hostKey, key ? keyString(key) : undefined);
   }
 }

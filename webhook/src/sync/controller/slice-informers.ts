@@ -9,6 +9,7 @@
 //   Service (slicesOfService).
 
 import type { KubeTransport } from "../../shared/transport.js";
+import { KeyIndex } from "../../kube/controller/key-index.js";
 import { WatchCache, type ChangeType } from "../../kube/controller/watch-cache.js";
 import { MarkerLabel } from "../../patches/labels.js";
 import type { JsonObject } from "../../patches/types.js";
@@ -42,7 +43,8 @@ export function hostSlicesPath(vc: VCluster): string {
 export class SliceInformers {
   readonly virtualSlices: WatchCache<JsonObject>;
   readonly hostSlices: WatchCache<JsonObject>;
-  private readonly hostToVirtual = new Map<string, string>();
+  /** Host cache key → the virtual key it maps to, for DELETED events. */
+  private readonly hostToVirtual: KeyIndex;
   /** Virtual slice key → the Service key (namespace/name) its label names, and the reverse. */
   private readonly sliceToService = new Map<string, string>();
   private readonly serviceToSlices = new Map<string, Set<string>>();
@@ -56,6 +58,7 @@ export class SliceInformers {
       onError: (cache: string, message: string) => void;
     },
   ) {
+    this.hostToVirtual = new KeyIndex(opts.enqueue);
     this.virtualSlices = new WatchCache(opts.virtual, `${SLICES}/endpointslices`, keepAsSlice, {
       onChange: (type, key) => {
         this.index(type, key);
@@ -140,18 +143,8 @@ export class SliceInformers {
   }
 
   private onHostChange(type: ChangeType, hostKey: string): void {
-    const before = this.hostToVirtual.get(hostKey);
-    if (type === "DELETED") {
-      this.hostToVirtual.delete(hostKey);
-      if (before !== undefined) this.opts.enqueue(before);
-      return;
-    }
-    const object = this.hostSlices.get(hostKey);
+    const object = type === "DELETED" ? undefined : this.hostSlices.get(hostKey);
     const key = object ? virtualSliceKeyFromHost(object, this.opts.vcluster) : null;
-    const now = key ? sliceKeyString(key) : undefined;
-    if (now === undefined) this.hostToVirtual.delete(hostKey);
-    else this.hostToVirtual.set(hostKey, now);
-    if (before !== undefined && before !== now) this.opts.enqueue(before);
-    if (now !== undefined) this.opts.enqueue(now);
+    this.hostToVirtual.set(hostKey, key ? sliceKeyString(key) : undefined);
   }
 }
