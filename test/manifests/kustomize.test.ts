@@ -734,7 +734,6 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
           { key: "vcluster.loft.sh/managed-by", operator: "In", values: [marker] },
         ]);
         assert.deepEqual(clusterHook.matchConditions, hook.matchConditions);
-        for (const rule of list(clusterHook.rules)) assert.equal(obj(rule).scope, "Cluster");
         const nsExpr = list(obj(hook.namespaceSelector).matchExpressions).map((e) => obj(e));
         assert.deepEqual(nsExpr[0], {
           key: "kubernetes.io/metadata.name",

@@ -81,12 +81,15 @@ const GO_UNIT_MS: Record<string, number> = {
   h: 3_600_000,
 };
 // The number as the plugin wrote it, `\d+\.?\d*|\.\d+`, backtracks through every split of a run of
-// digits on a refused text (minutes on three long parts), so the copy above uses the same language
+// digits on a refused text (minutes on three long parts), so the copy below uses the same language
 // written unambiguously; "Go's number is read as before" checks that the two accept the same texts.
 const LEGACY_GO_NUMBER = /^(?:\d+\.?\d*|\.\d+)$/;
+/** The same language, one way to match each text: the copy's number. */
+const GO_NUMBER = String.raw`\d+(?:\.\d*)?|\.\d+`;
+const LEGACY_GO = new RegExp(`^([+-]?)((?:(?:${GO_NUMBER})(?:ns|us|µs|μs|ms|s|m|h))+)$`);
 function legacyGo(text: string): number | undefined {
   if (text === "0" || text === "+0" || text === "-0") return 0;
-  const m = /^([+-]?)((?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+)$/.exec(text);
+  const m = LEGACY_GO.exec(text);
   if (!m) return undefined;
   let ms = 0;
   for (const part of m[2]!.matchAll(/(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g)) {
@@ -203,7 +206,7 @@ describe("one duration parser", () => {
     fc.assert(
       fc.property(number, (chars) => {
         const text = chars.join("");
-        const now = /^(?:\d+(?:\.\d*)?|\.\d+)$/.test(text);
+        const now = new RegExp(`^(?:${GO_NUMBER})$`).test(text);
         assert.equal(now, LEGACY_GO_NUMBER.test(text), JSON.stringify(text));
         assert.equal(parseGoDuration(`${text}s`) !== undefined, now, JSON.stringify(text));
       }),

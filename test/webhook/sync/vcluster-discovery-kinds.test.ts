@@ -410,11 +410,7 @@ function discoveryServe(
           30_000,
         );
       } finally {
-        await cluster.admin.delete({
-          apiVersion: "v1",
-          kind: "Secret",
-          metadata: { name: "vc-config-refused", namespace: nsA },
-        } as never);
+        await cluster.admin.delete(configSecret(nsA, "refused", ""));
       }
       await untilValue(
         "the deleted Secret's refusal forgotten",
