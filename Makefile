@@ -197,7 +197,7 @@ bench: build
 	node dist/test/bench/auth.js
 	node dist/test/bench/sync.js
 	node dist/test/bench/vclusters.js
-	BENCH_PODS_SYNCER_QPS=40 node dist/test/bench/pods-syncer.js
+	BENCH_PODS_SYNCER_QPS=40 BENCH_PODS=800 node dist/test/bench/pods-syncer.js
 	BENCH_PODS_SYNCER_QPS=1000 node dist/test/bench/pods-syncer.js
 
 # 10 minutes of fixed-rate admission, TokenReview and SubjectAccessReview load on a rig of its own:

@@ -38,7 +38,8 @@
 // The syncer's host client is limited to 40 requests/s (burst 80) by default
 // (VCLUSTER_PHYSICAL_CLIENT_QPS, pkg/setup/config/config.go): BENCH_PODS_SYNCER_QPS sets it (burst
 // twice that). `make bench` runs both: 40, the syncer as users run it, where the limit caps both
-// arms; and 1000, where nothing but the machine does, so vgate's own cost shows in full.
+// arms (with BENCH_PODS=800, so that the burst of 80 is a tenth of a round, not half of it); and
+// 1000, where nothing but the machine does, so vgate's own cost shows in full.
 //
 // A report: exit 0 whether the target is met or not, 1 when a host copy is wrong. Skipped (exit 0)
 // without root, the node rig's parts and images, or vCluster's syncer.
