@@ -38,7 +38,7 @@ import { KubeError } from "../shared/status.js";
 const IP_ADDRESS_TYPES = new Set(["IPv4", "IPv6"]);
 
 /** The managed-by label value of kube-controller-manager's EndpointSlice mirroring controller. */
-export const MIRRORING_CONTROLLER = "endpointslicemirroring-controller.k8s.io";
+const MIRRORING_CONTROLLER = "endpointslicemirroring-controller.k8s.io";
 
 /**
  * Who wrote a host slice of one of the vCluster's selector-less Services:
@@ -74,11 +74,6 @@ export function sliceWriter(object: JsonObject, vclusterName: string): SliceWrit
     service !== "" &&
     (hostName === "" || hostName === service);
   return mirrored ? "mirroring" : null;
-}
-
-/** A slice vCluster's EndpointSlice syncer wrote for `vclusterName`. */
-export function isOurSliceCopy(object: JsonObject, vclusterName: string): boolean {
-  return sliceWriter(object, vclusterName) === "vcluster";
 }
 
 /** A failure of the slice's own patches (sync.toHost.endpointSlices), not of the Endpoints'. */
