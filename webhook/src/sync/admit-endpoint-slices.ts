@@ -30,6 +30,7 @@ import {
   isSyncedHostEndpoints,
   rebuildVirtualFromHost,
 } from "./translate-endpoints.js";
+import { SERVICE_NAME_LABEL, SLICE_MANAGED_BY_LABEL } from "./translate-endpoint-slices.js";
 import { isObject } from "../shared/json.js";
 import { KubeError } from "../shared/status.js";
 
@@ -37,9 +38,7 @@ import { KubeError } from "../shared/status.js";
 const IP_ADDRESS_TYPES = new Set(["IPv4", "IPv6"]);
 
 /** The managed-by label value of kube-controller-manager's EndpointSlice mirroring controller. */
-export const MIRRORING_CONTROLLER = "endpointslicemirroring-controller.k8s.io";
-const MANAGED_BY = "endpointslice.kubernetes.io/managed-by";
-const SERVICE_NAME = "kubernetes.io/service-name";
+const MIRRORING_CONTROLLER = "endpointslicemirroring-controller.k8s.io";
 
 /**
  * Who wrote a host slice of one of the vCluster's selector-less Services:
@@ -67,19 +66,14 @@ export function sliceWriter(object: JsonObject, vclusterName: string): SliceWrit
   if (own(labels, MarkerLabel) !== vclusterName) return null;
   const kind = own(annotations, BOOKKEEPING_ANNOTATIONS.kind);
   if (kind === ENDPOINT_SLICE_KIND) return "vcluster";
-  const service = own(labels, SERVICE_NAME);
+  const service = own(labels, SERVICE_NAME_LABEL);
   const hostName = own(annotations, BOOKKEEPING_ANNOTATIONS.hostName);
   const mirrored =
     kind === ENDPOINTS_KIND &&
-    own(labels, MANAGED_BY) === MIRRORING_CONTROLLER &&
+    own(labels, SLICE_MANAGED_BY_LABEL) === MIRRORING_CONTROLLER &&
     service !== "" &&
     (hostName === "" || hostName === service);
   return mirrored ? "mirroring" : null;
-}
-
-/** A slice vCluster's EndpointSlice syncer wrote for `vclusterName`. */
-export function isOurSliceCopy(object: JsonObject, vclusterName: string): boolean {
-  return sliceWriter(object, vclusterName) === "vcluster";
 }
 
 /** A failure of the slice's own patches (sync.toHost.endpointSlices), not of the Endpoints'. */

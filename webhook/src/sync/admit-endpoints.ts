@@ -150,18 +150,19 @@ function isOurHostCopy(object: JsonObject, vclusterName: string): boolean {
 /**
  * --side host: whether the object may be patched at all. Null: go on. A response: admitted
  * untouched (another vCluster's, or not in a namespace this one owns), or refused with 503 while
- * the namespace labels cannot be trusted yet.
+ * the namespace labels cannot be trusted yet. `writer` is the slice's patchedWriter (null for
+ * Endpoints).
  */
 function hostGate(
   req: AdmissionRequest,
   kind: Kind,
+  writer: SliceWriter | null,
   deps: EndpointsAdmission,
 ): AdmissionReviewResponse | null {
-  const object = req.object as JsonObject;
   const ours =
     kind === "endpoints"
-      ? isOurHostCopy(object, deps.owner.vclusterName)
-      : patchedWriter(object, deps) !== null;
+      ? isOurHostCopy(req.object as JsonObject, deps.owner.vclusterName)
+      : writer !== null;
   if (!ours) return allow(req.uid);
   const verdict = deps.owner.ownership(req.namespace);
   if (verdict === "unknown") {
@@ -197,14 +198,14 @@ function objectRef(req: AdmissionRequest): string {
   return `${req.namespace || "default"}/${req.name}`;
 }
 
-/** A host slice write patched by the one rule (admit-endpoint-slices.ts), or null. */
+/** A host slice write by `writer` patched by the one rule (admit-endpoint-slices.ts), or null. */
 async function patchSlice(
   req: AdmissionRequest,
+  writer: SliceWriter | null,
   deps: EndpointsAdmission,
 ): Promise<JsonObject | null> {
   const object = req.object as JsonObject;
   const old = req.operation === "UPDATE" ? (req.oldObject as JsonObject | null) : null;
-  const writer = patchedWriter(object, deps);
   return writer === null ? null : patchSliceWrite(writer, object, old, slicePatchSets(deps));
 }
 
@@ -248,13 +249,15 @@ export async function admitEndpoints(
   if (!deps.enabled && (kind === "endpoints" || deps.slices === undefined)) return allow(req.uid);
   // vCluster syncs an EndpointSlice's endpoints virtual → host only: nothing to reverse.
   if (kind === "endpointslices" && deps.side === "virtual") return allow(req.uid);
+  // A slice is a host one from here on; who wrote it both gates and patches it: read it once.
+  const writer = kind === "endpointslices" ? patchedWriter(req.object as JsonObject, deps) : null;
   if (deps.side === "host") {
-    const gated = hostGate(req, kind, deps);
+    const gated = hostGate(req, kind, writer, deps);
     if (gated !== null) return gated;
   }
   try {
     const patched =
-      kind === "endpoints" ? await patchObject(req, deps) : await patchSlice(req, deps);
+      kind === "endpoints" ? await patchObject(req, deps) : await patchSlice(req, writer, deps);
     return patched ? allowWithPatch(req.uid, req.object, patched) : allow(req.uid);
   } catch (err) {
     return failed(req, kind, deps, err);

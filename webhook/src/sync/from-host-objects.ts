@@ -41,7 +41,7 @@ export function fromHostStatus(key: string): boolean {
 }
 
 /** The label vCluster's Gateway import puts on every virtual Gateway it writes (v0.36). */
-export const IMPORTED_GATEWAY_LABEL = "vcluster.loft.sh/imported-gateway";
+const IMPORTED_GATEWAY_LABEL = "vcluster.loft.sh/imported-gateway";
 
 /**
  * Whether a virtual object of the fromHost `key` carries the marker its syncer writes on every

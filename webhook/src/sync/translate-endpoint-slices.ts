@@ -36,7 +36,7 @@ export const SKIP_MIRROR_LABEL = "endpointslice.kubernetes.io/skip-mirror";
 export const VGATE_SLICE_MANAGER = "vgate-sync.vgate.loft.sh";
 
 /** The syncer's name (NewGenericTranslator): a controlled-by annotation naming it is its own. */
-export const ENDPOINT_SLICE_SYNCER_NAME = "endpointslice";
+const ENDPOINT_SLICE_SYNCER_NAME = "endpointslice";
 
 type SliceVCluster = Parameters<typeof translateEndpointsToHost>[1];
 
@@ -99,10 +99,7 @@ function translatePodRef(ref: JsonObject, vc: SliceVCluster): void {
 }
 
 /** The slice's endpoints with Pod targetRefs translated (translateSpec); the input is not modified. */
-export function hostSliceEndpoints(
-  endpoints: Json | undefined,
-  vc: SliceVCluster,
-): Json | undefined {
+function hostSliceEndpoints(endpoints: Json | undefined, vc: SliceVCluster): Json | undefined {
   if (!Array.isArray(endpoints)) return endpoints;
   return endpoints.map((endpoint) => {
     if (!isObject(endpoint)) return endpoint;

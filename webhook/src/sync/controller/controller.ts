@@ -59,7 +59,7 @@ const SLICE_KIND = PATCH_KINDS.find((k) => k.section === "toHost" && k.key === "
  * default (Go's false, EPS-34). With --alongside-vcluster the switch is vCluster's alone (it must be
  * off there) and vgate sync syncs the slices as it syncs Endpoints (docs/decisions.md KND-83).
  */
-export function slicesEnabled(
+function slicesEnabled(
   loaded: LoadedVCluster,
   opts: Pick<SyncOptions, "alongsideVCluster">,
 ): boolean {

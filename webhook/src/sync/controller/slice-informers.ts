@@ -34,7 +34,7 @@ const keepAsSlice = (object: Record<string, unknown>): JsonObject =>
   ({ ...object, apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice" }) as JsonObject;
 
 /** The host EndpointSlice collection the controller watches. */
-export function hostSlicesPath(vc: VCluster): string {
+function hostSlicesPath(vc: VCluster): string {
   if (vc.namespaceMappings !== undefined) return `${SLICES}/endpointslices`;
   const target = vc.targetNamespace ?? vc.namespace;
   return `${SLICES}/namespaces/${encodeURIComponent(target)}/endpointslices`;
