@@ -247,12 +247,6 @@ const EVERY_KIND: Edits = {
       "            expression: '\"a\"'",
       "      gadgets.example.com:",
       "        enabled: true",
-      "      clusterwidgets.example.com:",
-      "        enabled: true",
-      "        scope: Cluster",
-      "        patches:",
-      '          - path: metadata.annotations["team"]',
-      "            expression: '\"a\"'",
       "",
     ].join("\n"),
     // vCluster's field order: secrets, ingresses, services, endpoints (+ slices), then by name.
@@ -268,7 +262,6 @@ const EVERY_KIND: Edits = {
     clusterRules: [
       rule("", "persistentvolumes", "Cluster"),
       rule("storage.k8s.io", "storageclasses", "Cluster"),
-      rule("example.com", "clusterwidgets", "Cluster"),
     ].join(""),
   },
 };
@@ -720,6 +713,48 @@ const CASES: Case[] = [
         assert.notEqual(out.code, 0, set);
         assert.match(out.stderr, error);
       }
+    });
+
+    it("patches: refuses a toHost custom resource with scope Cluster, with vgate's message", async () => {
+      // vgate's loader refuses it (docs/decisions.md KND-90): no webhook may be registered for it.
+      const config = [
+        "sync:",
+        "  toHost:",
+        "    customResources:",
+        "      clusterwidgets.example.com:",
+        "        enabled: true",
+        "        scope: Cluster",
+        "        patches:",
+        '          - path: metadata.annotations["team"]',
+        "            expression: '\"a\"'",
+        "",
+      ].join("\n");
+      const file = join(scratch, "cluster-custom-resource.yaml");
+      await writeFile(file, config);
+      const vgate = await run(process.execPath, [
+        join(repoRoot, "webhook/bin/vgate"),
+        "check-config",
+        file,
+      ]);
+      assert.notEqual(vgate.code, 0, "vgate check-config refuses the config");
+      const message = vgate.stderr.trim();
+      assert.equal(
+        message,
+        "unsupported scope Cluster for sync.toHost.customResources['clusterwidgets.example.com'].scope. Only 'Namespaced' is allowed",
+      );
+      const out = await inRepo([
+        "template",
+        "vgate",
+        CHART,
+        "--namespace",
+        NS,
+        "--set",
+        "patches.enabled=true",
+        "--set-file",
+        `patches.config=${file}`,
+      ]);
+      assert.notEqual(out.code, 0, "the chart refuses the config");
+      assert.ok(out.stderr.includes(`patches.config: ${message}`), out.stderr);
     });
 
     it("patches: every namespaced toHost kind of vgate's table gets a rule, nested keys included", async () => {
