@@ -791,6 +791,8 @@ const packageVersion = (JSON.parse(repoFile("package.json")) as { version: strin
         ["a".repeat(30), "b".repeat(30)], // 63 bytes joined: kept
         ["a".repeat(30), "b".repeat(31)], // 64: shortened
         ["v".repeat(63), "w".repeat(63)],
+        // The 52nd byte a dot: the shortened value's ".-" becomes "-", SafeConcatName's last step.
+        [`${"a".repeat(8)}.${"b".repeat(20)}`, "n".repeat(40)],
       ];
       for (const [name, namespace] of names) {
         const script = [lines[0], `NAME=${name} NAMESPACE=${namespace}`, ...lines.slice(2)].join(

@@ -91,9 +91,10 @@ a dict with "name" and "namespace".
 
 {{/*
 The sync.toHost kinds patches.config has patches for, as YAML `kinds: [{group, resource, scope}]`:
-in vCluster's field order (webhook/src/config/patch-kinds.ts), then its customResources by name
-(their `scope`, Namespaced unless it says Cluster). Endpoints bring their EndpointSlices, unless
-the config patches those itself (/mutate/endpoints does the same).
+in vCluster's field order (webhook/src/config/patch-kinds.ts), then its customResources by name,
+all Namespaced: an entry with another scope fails with vgate's (and vCluster's) message, as
+vgate's config loader refuses it (docs/decisions.md KND-90). Endpoints bring their
+EndpointSlices, unless the config patches those itself (/mutate/endpoints does the same).
 */}}
 {{- define "vgate.patchKinds" -}}
 {{- $toHost := dig "sync" "toHost" (dict) (fromYaml .Values.patches.config) -}}
@@ -117,10 +118,13 @@ the config patches those itself (/mutate/endpoints does the same).
 {{- range $name := keys $custom | sortAlpha -}}
 {{- $entry := get $custom $name -}}
 {{- $entry = ternary $entry (dict) (kindIs "map" $entry) -}}
+{{- $scope := dig "scope" "" $entry -}}
+{{- if and (kindIs "string" $scope) (ne $scope "") (ne $scope "Namespaced") -}}
+{{- fail (printf "patches.config: unsupported scope %s for sync.toHost.customResources['%s'].scope. Only 'Namespaced' is allowed" $scope $name) -}}
+{{- end -}}
 {{- if dig "patches" (list) $entry -}}
 {{- $parts := splitn "." 2 $name -}}
-{{- $scope := ternary "Cluster" "Namespaced" (eq (toString (dig "scope" "" $entry)) "Cluster") -}}
-{{- $kinds = append $kinds (dict "group" (default "" $parts._1) "resource" $parts._0 "scope" $scope) -}}
+{{- $kinds = append $kinds (dict "group" (default "" $parts._1) "resource" $parts._0 "scope" "Namespaced") -}}
 {{- end -}}
 {{- end -}}
 {{- if not $kinds -}}
