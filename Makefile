@@ -190,15 +190,18 @@ run: build
 # syncer through vgate's webhook with its Pod patches vs without (on the node rig: root, make kube,
 # make images), with the syncer's host client at vCluster's default limit and then lifted. All but the patch engine need the kube binaries (make kube) and skip without them.
 bench: build
-	node dist/test/bench/admission.js
-	node dist/test/bench/e2e.js
-	node dist/test/bench/patches.js
-	node dist/test/bench/plugin.js
-	node dist/test/bench/auth.js
-	node dist/test/bench/sync.js
-	node dist/test/bench/vclusters.js
-	BENCH_PODS_SYNCER_QPS=40 BENCH_PODS=800 node dist/test/bench/pods-syncer.js
-	BENCH_PODS_SYNCER_QPS=1000 node dist/test/bench/pods-syncer.js
+	@: >dist/bench-results.jsonl
+	export BENCH_RESULTS=$(CURDIR)/dist/bench-results.jsonl; \
+	node dist/test/bench/admission.js && \
+	node dist/test/bench/e2e.js && \
+	node dist/test/bench/patches.js && \
+	node dist/test/bench/plugin.js && \
+	node dist/test/bench/auth.js && \
+	node dist/test/bench/sync.js && \
+	node dist/test/bench/vclusters.js && \
+	BENCH_PODS_SYNCER_QPS=40 BENCH_PODS=800 node dist/test/bench/pods-syncer.js && \
+	BENCH_PODS_SYNCER_QPS=1000 node dist/test/bench/pods-syncer.js && \
+	node dist/test/bench/summary.js $$BENCH_RESULTS
 
 # 10 minutes of fixed-rate admission, TokenReview and SubjectAccessReview load on a rig of its own:
 # 0 errors, RSS trend, p50/p99, a certificate rotation halfway, SIGTERM at the end. SOAK_SECONDS,
