@@ -30,6 +30,7 @@ import { startSyncRig, type SyncProcess, type SyncRig } from "../support/sync-ri
 import { medianOf, rangeOf } from "./latency-stats.js";
 import { metricValue } from "../support/prometheus-text.js";
 import { findProcess } from "./process-cpu.js";
+import { atMost, recordSkipped, recordTarget } from "./targets.js";
 
 const OBJECTS = Number(process.env["SYNC_BENCH_OBJECTS"] ?? 1000);
 const SECONDS = Number(process.env["SYNC_BENCH_SECONDS"] ?? 30);
@@ -64,6 +65,10 @@ const config = (patches: string) =>
   `sync:\n  toHost:\n    endpoints:\n      enabled: true\n${patches}`;
 
 type Mode = "patched" | "plain";
+/** Issue 26: a config's patches cost the cold start at most 10 %. */
+const TARGET_COLD_RATIO = 1.1;
+const COLD_FIGURE = `vgate sync cold start, ${OBJECTS} Endpoints, 5 patches vs none`;
+
 const MODES: readonly Mode[] = ["patched", "plain"];
 
 interface Address {
@@ -548,6 +553,11 @@ function problems(runs: Run[]): string[] {
 async function main(): Promise<number> {
   if (!HAVE_KUBE) {
     log(`sync bench skipped: it needs two real kube-apiservers${KUBE_SKIP_REASON}`);
+    recordSkipped(
+      COLD_FIGURE,
+      `<= ${TARGET_COLD_RATIO}`,
+      `needs the kube binaries${KUBE_SKIP_REASON}`,
+    );
     return 0;
   }
   const started = performance.now();
@@ -577,7 +587,18 @@ async function main(): Promise<number> {
     }
     log("");
     log("summary (medians of the runs, with their range; ratios: medians of the per-round ratios)");
-    log(ratioLine("cold start to all host copies", runs, (r) => r.coldSeconds, "s"));
+    log(
+      `${ratioLine("cold start to all host copies", runs, (r) => r.coldSeconds, "s")}   target <= ${TARGET_COLD_RATIO}`,
+    );
+    const coldRatios = runs.patched.map((r, i) => r.coldSeconds / runs.plain[i]!.coldSeconds);
+    recordTarget(
+      atMost(
+        COLD_FIGURE,
+        medianOf(coldRatios),
+        TARGET_COLD_RATIO,
+        `${medianOf(runs.patched.map((r) => r.coldSeconds)).toFixed(2)} s / ${medianOf(runs.plain.map((r) => r.coldSeconds)).toFixed(2)} s, ratios ${rangeOf(coldRatios)}`,
+      ),
+    );
     log(ratioLine("CPU of the cold start", runs, (r) => total(r.coldCpu), "CPU-s"));
     log(ratioLine("  of which sandbox", runs, (r) => r.coldCpu.sandbox, "CPU-s"));
     log(ratioLine("steady-state CPU at 100 updates/s", runs, (r) => r.cpuPer100, "CPU-s/s"));
