@@ -163,6 +163,9 @@ export function kubectlFor(kubeconfig: string, cacheDir: string): Kubectl {
           resolve({ code, stdout, stderr });
         },
       );
+      // kubectl that exits before reading its stdin (most commands never read it) closes the
+      // pipe: the write then fails with EPIPE, which says nothing the exit code does not.
+      child.stdin?.on("error", () => undefined);
       child.stdin?.end(opts.input ?? "");
     });
 }
