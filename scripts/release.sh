@@ -2,7 +2,9 @@
 # `make release`: the release artifacts of this checkout in dist/release/, flat (as a GitHub
 # release holds them), with a SHA256SUMS file over all of them:
 #   vgate-<install>.yaml                     every install `make manifests` renders (kubectl kustomize)
-#   kubectl-accesskey_<os>_<arch>.tar.gz     krew archives, linux and darwin, amd64 and arm64
+#   kubectl-accesskey_<os>_<arch>.tar.gz     krew archives, linux and darwin, amd64 and arm64; this
+#                                            machine's platform's holds make plugin-binary's
+#                                            single executable, the others node's bundle
 #   accesskey.yaml                           the krew manifest, their sha256 filled in
 #   vgate-<version>.oci.tar                  the image, an OCI archive (`ctr images import`,
 #                                            `skopeo copy oci-archive:…`), from make images
@@ -55,25 +57,50 @@ for file in "$manifests"/*.yaml; do
 done
 say "manifests: $(cd "$out" && echo vgate-*.yaml)"
 
-# The krew archive: what `make install` puts into lib/kubectl-accesskey, and the license.
+# The krew archives: what `make install` puts into lib/kubectl-accesskey (node and the bundle),
+# and the license; the archive of this machine's platform holds instead the single executable of
+# make plugin-binary, which needs no Node.js, with the completion helper beside it.
 plugin="$work/kubectl-accesskey"
 mkdir -p "$plugin/bin"
 cp -R plugin/dist "$plugin/dist"
-rm -f "$plugin/dist/.deps.mk"
+rm -rf "$plugin/dist/.deps.mk" "$plugin/dist/bin"
 install -m 0755 plugin/bin/kubectl-accesskey plugin/bin/kubectl_complete-accesskey "$plugin/bin/"
 install -m 0644 LICENSE "$plugin/LICENSE"
+native=""
+if [ -x plugin/dist/bin/kubectl-accesskey ]; then
+  case "$(uname -s)_$(uname -m)" in
+    Linux_x86_64) native=linux_amd64 ;;
+    Linux_aarch64 | Linux_arm64) native=linux_arm64 ;;
+  esac
+fi
+if [ -n "$native" ]; then
+  single="$work/kubectl-accesskey-$native"
+  mkdir -p "$single/bin"
+  install -m 0755 plugin/dist/bin/kubectl-accesskey plugin/bin/kubectl_complete-accesskey "$single/bin/"
+  install -m 0644 LICENSE "$single/LICENSE"
+fi
 declare -A sums
 for platform in linux_amd64 linux_arm64 darwin_amd64 darwin_arm64; do
   archive="$out/kubectl-accesskey_$platform.tar.gz"
-  reproducible_tar "$archive" "$plugin" LICENSE bin dist
+  if [ "$platform" = "$native" ]; then
+    reproducible_tar "$archive" "$single" LICENSE bin
+  else
+    reproducible_tar "$archive" "$plugin" LICENSE bin dist
+  fi
   sums[$platform]=$(sha256sum "$archive" | cut -c1-64)
 done
-VERSION="v$version" REPO="$REPO" SHA256_LINUX_AMD64=${sums[linux_amd64]} \
+# The caveats say which platform needs no Node.js.
+if [ -n "$native" ]; then
+  NODE_NOTE="On ${native/_//} the plugin is one executable; on the other platforms it needs"
+else
+  NODE_NOTE="This plugin needs"
+fi
+VERSION="v$version" REPO="$REPO" NODE_NOTE="$NODE_NOTE" SHA256_LINUX_AMD64=${sums[linux_amd64]} \
   SHA256_LINUX_ARM64=${sums[linux_arm64]} SHA256_DARWIN_AMD64=${sums[darwin_amd64]} \
   SHA256_DARWIN_ARM64=${sums[darwin_arm64]} \
-  envsubst '${VERSION} ${REPO} ${SHA256_LINUX_AMD64} ${SHA256_LINUX_ARM64} ${SHA256_DARWIN_AMD64} ${SHA256_DARWIN_ARM64}' \
+  envsubst '${VERSION} ${REPO} ${NODE_NOTE} ${SHA256_LINUX_AMD64} ${SHA256_LINUX_ARM64} ${SHA256_DARWIN_AMD64} ${SHA256_DARWIN_ARM64}' \
   <plugin/krew/accesskey.yaml.tmpl | sed '1,/^apiVersion:/{/^#/d}' >"$out/accesskey.yaml"
-say "krew: 4 archives ($(du -h "$out/kubectl-accesskey_linux_amd64.tar.gz" | cut -f1) each) and accesskey.yaml"
+say "krew: 4 archives (${native:+$native: the single executable, $(du -h "$out/kubectl-accesskey_$native.tar.gz" | cut -f1); }others $(du -h "$out/kubectl-accesskey_darwin_arm64.tar.gz" | cut -f1) each) and accesskey.yaml"
 
 # The image: make images' archive holds vgate:<version> and, for the rig's rolling upgrade,
 # vgate:<version>-next; the release holds the first alone, with only the blobs it references.

@@ -11,6 +11,7 @@ import {
   mkdtempSync,
   readFileSync,
   readdirSync,
+  realpathSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -25,6 +26,10 @@ import { packageVersion, runIn, type Run } from "../manifests/make.js";
 
 const out = join(repoRoot, "dist/release");
 const PLATFORMS = ["linux_amd64", "linux_arm64", "darwin_amd64", "darwin_arm64"];
+/** The platform whose archive holds make plugin-binary's single executable (scripts/release.sh). */
+const NATIVE = ({ x64: "linux_amd64", arm64: "linux_arm64" } as Record<string, string | undefined>)[
+  process.arch
+];
 /** The sha256 of the Apache License 2.0 as apache.org, Debian and k8s.io/kubernetes ship it. */
 const APACHE_2_0_SHA256 = "cfc7749b96f63bd31c3c42b5c471bf756814053e847c10f3eb003417bc523d30";
 
@@ -163,14 +168,15 @@ const why = skipReason();
     assert.deepEqual(platforms.sort(), [...PLATFORMS].sort());
   });
 
-  it("an archive's plugin runs as krew installs it, with kubectl's completion", async () => {
-    const store = join(scratch, "store");
-    const bin = join(scratch, "krew-bin");
+  /** The archive of a platform unpacked as krew does, its `bin` linked into a PATH directory. */
+  async function krewInstall(platform: string): Promise<{ store: string; bin: string }> {
+    const store = join(scratch, `store-${platform}`);
+    const bin = join(scratch, `krew-bin-${platform}`);
     mkdirSync(store);
     mkdirSync(bin);
     const untar = await runOutside(
       "tar",
-      ["-xzf", join(out, "kubectl-accesskey_linux_amd64.tar.gz"), "-C", store],
+      ["-xzf", join(out, `kubectl-accesskey_${platform}.tar.gz`), "-C", store],
       process.env,
       scratch,
     );
@@ -182,16 +188,53 @@ const why = skipReason();
       join(store, "bin/kubectl_complete-accesskey"),
       join(bin, "kubectl_complete-accesskey"),
     );
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      PATH: `${bin}${delimiter}${process.env["PATH"] ?? ""}`,
-    };
+    return { store, bin };
+  }
+
+  async function runsWithCompletion(path: string): Promise<void> {
+    const env: NodeJS.ProcessEnv = { ...process.env, PATH: path };
     delete env["KUBECONFIG"];
     const help = await runOutside("kubectl", ["accesskey", "--help"], env, scratch);
     assert.equal(help.code, 0, help.stderr);
     assert.match(help.stdout, /^ {2}create +Create an access key/m);
     const complete = await runOutside("kubectl", ["__complete", "accesskey", "dis"], env, scratch);
     assert.match(complete.stdout, /^disable\t/m);
+  }
+
+  it("an archive's plugin runs as krew installs it, with kubectl's completion", async () => {
+    const { bin } = await krewInstall("darwin_arm64");
+    await runsWithCompletion(`${bin}${delimiter}${process.env["PATH"] ?? ""}`);
+  });
+
+  it("this platform's archive holds the single executable, which runs without node", async function () {
+    if (process.platform !== "linux" || !NATIVE) this.skip();
+    const { store, bin } = await krewInstall(NATIVE);
+    assert.deepEqual(readdirSync(store).sort(), ["LICENSE", "bin"]);
+    // An ELF executable, not a script for node.
+    assert.deepEqual(
+      [...readFileSync(join(store, "bin/kubectl-accesskey")).subarray(0, 4)],
+      [0x7f, 0x45, 0x4c, 0x46],
+    );
+    const manifest = readFileSync(join(out, "accesskey.yaml"), "utf8");
+    assert.match(
+      manifest,
+      new RegExp(`On ${NATIVE.replace("_", "/")} the plugin is one executable`),
+    );
+    // PATH: the krew links, kubectl and the shell tools the completion helper uses; no node.
+    const tools = join(scratch, "tools-without-node");
+    mkdirSync(tools);
+    for (const tool of ["kubectl", "sh", "dirname", "readlink"]) {
+      const found = await runOutside("sh", ["-c", `command -v ${tool}`], process.env, scratch);
+      symlinkSync(realpathSync(found.stdout.trim()), join(tools, tool));
+    }
+    const noNode = await runOutside(
+      "sh",
+      ["-c", "command -v node"],
+      { PATH: `${bin}${delimiter}${tools}` },
+      scratch,
+    );
+    assert.notEqual(noNode.code, 0, "node is on the test's PATH");
+    await runsWithCompletion(`${bin}${delimiter}${tools}`);
   });
 
   it("the image archive holds vgate:<version> alone, every blob it names and no other", async () => {

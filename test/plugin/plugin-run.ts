@@ -10,6 +10,8 @@ import { processTempDir } from "../support/temp-dir.js";
 
 export const PLUGIN_BIN_DIR = resolve(repoRoot, "plugin/bin");
 export const PLUGIN = join(PLUGIN_BIN_DIR, "kubectl-accesskey");
+/** make plugin-binary's single executable (Linux only), which the krew archive ships. */
+export const SINGLE_BINARY = resolve(repoRoot, "plugin/dist/bin/kubectl-accesskey");
 
 export interface Run {
   code: number;
@@ -56,6 +58,11 @@ function exec(file: string, args: readonly string[], opts: RunOptions): Promise<
 /** plugin/bin/kubectl-accesskey ARGS */
 export function plugin(args: readonly string[], opts: RunOptions = {}): Promise<Run> {
   return exec(PLUGIN, args, opts);
+}
+
+/** plugin/dist/bin/kubectl-accesskey ARGS: the single executable. */
+export function singleBinary(args: readonly string[], opts: RunOptions = {}): Promise<Run> {
+  return exec(SINGLE_BINARY, args, opts);
 }
 
 /** kubectl ARGS, with plugin/bin first on PATH (`kubectl accesskey …` finds the plugin there). */

@@ -6,7 +6,6 @@ import { GLOBAL_HELP, OUTPUT_HELP, type FlagHelp, type Options } from "./flags.j
 import { DEFAULT_GROUP_DOMAIN } from "../../../webhook/src/shared/ownedaccesskey.js";
 import type { AccessKeyApi } from "../kube/api.js";
 import type { Connection } from "../kube/connect.js";
-import { keyForms } from "../output/mask.js";
 import { escapeTerminal } from "../output/terminal-text.js";
 
 export interface Command {
@@ -42,8 +41,8 @@ export class CommandContext {
   private apiPromise: Promise<AccessKeyApi> | undefined;
   private connectionPromise: Promise<Connection> | undefined;
   private api_: AccessKeyApi | undefined;
-  /** Keys this run generated: never in an error, a warning or a printed object. */
-  private readonly generated = new Set<string>();
+  /** Keys this run generated, with their forms: never in an error, a warning or a printed object. */
+  private readonly generated = new Map<string, readonly string[]>();
 
   constructor(
     /** The subcommand's name. */
@@ -118,13 +117,18 @@ export class CommandContext {
     return this.apiPromise;
   }
 
-  /** A key this run generated: from now on, masked in errors, warnings and printed objects. */
-  addGeneratedKey(key: string): void {
-    this.generated.add(key);
+  /**
+   * A key this run generated, and its forms (output/mask.ts keyForms: the key and the hashes the
+   * plugin may send instead): from now on, masked in errors, warnings and printed objects. The
+   * commands that generate keys compute the forms, so that this file does not load node:crypto
+   * for every call (`--help` included).
+   */
+  addGeneratedKey(key: string, forms: readonly string[]): void {
+    this.generated.set(key, [key, ...forms]);
   }
 
   get generatedKeys(): readonly string[] {
-    return [...this.generated];
+    return [...this.generated.keys()];
   }
 
   /** Removes the credentials sent so far, and the keys generated, from a message. */
@@ -136,8 +140,8 @@ export class CommandContext {
   private redactNow(text: string): string {
     let out = this.api_ ? this.api_.redact(text) : text;
     // The key, and what the plugin may have sent instead of it: its hash (OAK-24).
-    for (const key of this.generated) {
-      for (const form of keyForms(key)) out = out.split(form).join("<redacted>");
+    for (const forms of this.generated.values()) {
+      for (const form of forms) out = out.split(form).join("<redacted>");
     }
     return out;
   }

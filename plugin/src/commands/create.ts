@@ -8,6 +8,7 @@ import { CliError, errorLine } from "../cli/errors.js";
 import { keyKubeconfig } from "../keys/kubeconfig-file.js";
 import { SecretFile } from "../keys/secret-file.js";
 import { keyToSend } from "../keys/stored-key.js";
+import { keyForms } from "../output/mask.js";
 import { parseTtl } from "../keys/ttl.js";
 
 export const command: Command = {
@@ -90,7 +91,7 @@ async function run(ctx: CommandContext): Promise<number> {
   try {
     const api = await ctx.api();
     const key = generateAccessKey();
-    ctx.addGeneratedKey(key);
+    ctx.addGeneratedKey(key, keyForms(key));
     const body = {
       apiVersion: api.identity.apiVersion,
       kind: api.identity.kind,

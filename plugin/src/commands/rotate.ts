@@ -7,6 +7,7 @@ import type { Command, CommandContext } from "../cli/command.js";
 import { CliError } from "../cli/errors.js";
 import { specOf, updateWithRetry } from "../keys/conflict-retry.js";
 import { keyToSend } from "../keys/stored-key.js";
+import { keyForms } from "../output/mask.js";
 
 export const command: Command = {
   name: "rotate",
@@ -26,7 +27,7 @@ async function run(ctx: CommandContext): Promise<number> {
   const name = ctx.positionals[0]!;
   const api = await ctx.api();
   const key = generateAccessKey();
-  ctx.addGeneratedKey(key);
+  ctx.addGeneratedKey(key, keyForms(key));
   const sent = await keyToSend(api, ctx.vgateNamespace, key);
   // An error that quotes what was sent is redacted where it is printed (main.ts).
   await updateWithRetry(api, name, (obj) => {

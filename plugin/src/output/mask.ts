@@ -16,13 +16,9 @@
 // string inside a string (`"abc"`); as a substring it would mask unrelated text all over. --show-key turns all of it off but the identity provider's
 // secrets, which are always masked.
 
+import { hash } from "node:crypto";
 import { ownPath } from "../../../webhook/src/shared/own-path.js";
-import {
-  HASH_PREFIX,
-  hashKey,
-  isStoredHash,
-  tokenDigest,
-} from "../../../webhook/src/shared/key-hash.js";
+import { HASH_PREFIX, hashKey, isStoredHash } from "../../../webhook/src/shared/key-hash.js";
 import { isJsonObject, type JsonObject } from "./go-values.js";
 
 /** What a masked secret reads as; never a valid key (keys are URL-safe base64 or sha256:<hex>). */
@@ -50,7 +46,11 @@ export interface MaskOptions {
   generated?: readonly string[];
 }
 
-const sha256Hex = (text: string) => tokenDigest(text).toString("hex");
+/**
+ * key-hash.ts's tokenDigest as hex, one-shot: a list hashes every string of every object (a few
+ * thousand for 100 keys), about 3 times faster than through a Hash object.
+ */
+const sha256Hex = (text: string) => hash("sha256", text, "hex");
 
 /**
  * A key and the forms of it the server or a copy may hold: itself, `sha256:<hex>` (what the plugin

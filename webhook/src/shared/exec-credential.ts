@@ -3,7 +3,6 @@
 // ExecCredential, whose status gives a bearer token and/or a client certificate and key. An
 // answer with status.expirationTimestamp is reused until then; one without it, never.
 
-import { spawn } from "node:child_process";
 import type https from "node:https";
 import type { User } from "@kubernetes/client-node";
 
@@ -64,8 +63,12 @@ export class ExecCredentialAuth {
   }
 }
 
-/** The command's stdout as JSON; its stderr as the error when it exits with a failure. */
-function run(command: string, args: string[], env: NodeJS.ProcessEnv | undefined) {
+/**
+ * The command's stdout as JSON; its stderr as the error when it exits with a failure. child_process
+ * is loaded here, when a kubeconfig has an exec plugin: kubectl accesskey's other calls skip it.
+ */
+async function run(command: string, args: string[], env: NodeJS.ProcessEnv | undefined) {
+  const { spawn } = await import("node:child_process");
   return new Promise<ExecCredential>((resolve, reject) => {
     let stdout = "";
     let stderr = "";
