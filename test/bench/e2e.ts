@@ -43,7 +43,8 @@ const TARGET_VS_ECHO = 0.95;
 const TARGET_CPU_VS_ECHO = 1.2;
 const vsEchoFigure = (clients: number) =>
   `OwnedAccessKey creates, vgate vs echo webhooks, ${clients} client${clients === 1 ? "" : "s"}`;
-const CPU_FIGURE = "vgate CPU per webhook call pair vs echo server's";
+const cpuFigure = (clients: number) =>
+  `vgate CPU per webhook call pair vs echo server's, ${clients} client${clients === 1 ? "" : "s"}`;
 
 const GROUP = `management.${DEFAULT_GROUP_DOMAIN}`;
 const KEYS = `/apis/${GROUP}/v1/ownedaccesskeys`;
@@ -591,32 +592,32 @@ function reportProfile(results: Map<number, Round[]>): void {
 
 /**
  * vgate's CPU per create in the vgate rounds against the echo server's in the echo rounds (each
- * create is one mutating and one validating call), round by round; recorded at the most clients.
+ * create is one mutating and one validating call), round by round, at each client count. vgate's
+ * CPU includes what it spends on every create anyway (the watch event of its key cache), which the
+ * "no webhooks" rounds show.
  */
 function reportCpuVsEcho(results: Map<number, Round[]>): void {
-  const most = Math.max(...results.keys());
   for (const [clients, rounds] of results) {
     const vgate = median(rounds.map((r) => r.vgate.cpuPerCreate["vgate"]!));
     const echoMs = median(rounds.map((r) => r.echo.cpuPerCreate["echo server"]!));
     const r = ratio(
       rounds.map((x) => x.vgate.cpuPerCreate["vgate"]! / x.echo.cpuPerCreate["echo server"]!),
     );
+    const idle = median(rounds.map((r) => r.none.cpuPerCreate["vgate"]!));
     const ok = r.value <= TARGET_CPU_VS_ECHO;
     console.log(
-      `${String(clients).padStart(7)}  vgate CPU per call pair ${fmt(vgate, 2, 1)} ms, echo server ${fmt(echoMs, 2, 1)} ms: ${r.text}x ${ok ? "ok" : "NOT ok"} (target <= ${TARGET_CPU_VS_ECHO}x)`,
+      `${String(clients).padStart(7)}  vgate CPU per call pair ${fmt(vgate, 2, 1)} ms (${fmt(idle, 2, 1)} ms of it without webhooks), echo server ${fmt(echoMs, 2, 1)} ms: ${r.text}x ${ok ? "ok" : "NOT ok"} (target <= ${TARGET_CPU_VS_ECHO}x)`,
     );
-    if (clients === most) {
-      recordTarget(
-        atMost(
-          CPU_FIGURE,
-          r.value,
-          TARGET_CPU_VS_ECHO,
-          `${clients} clients: vgate ${vgate.toFixed(2)} ms / echo ${echoMs.toFixed(2)} ms per create`,
-          2,
-          "x",
-        ),
-      );
-    }
+    recordTarget(
+      atMost(
+        cpuFigure(clients),
+        r.value,
+        TARGET_CPU_VS_ECHO,
+        `vgate ${vgate.toFixed(2)} ms (without webhooks ${idle.toFixed(2)}) / echo ${echoMs.toFixed(2)} ms per create`,
+        2,
+        "x",
+      ),
+    );
   }
 }
 
@@ -666,7 +667,7 @@ async function main(): Promise<void> {
     console.log(`e2e bench skipped: it needs a real kube-apiserver${KUBE_SKIP_REASON}`);
     const why = `no kube binaries${KUBE_SKIP_REASON}`;
     for (const c of CLIENTS) recordSkipped(vsEchoFigure(c), `>= ${TARGET_VS_ECHO}`, why);
-    recordSkipped(CPU_FIGURE, `<= ${TARGET_CPU_VS_ECHO} x`, why);
+    for (const c of CLIENTS) recordSkipped(cpuFigure(c), `<= ${TARGET_CPU_VS_ECHO} x`, why);
     return;
   }
   process.stderr.write("starting etcd, kube-apiserver and vgate...\n");
@@ -676,7 +677,8 @@ async function main(): Promise<void> {
   echo = WITH_ECHO ? await startEcho(cluster.plane) : null;
   if (!WITH_ECHO) {
     for (const c of CLIENTS) recordSkipped(vsEchoFigure(c), `>= ${TARGET_VS_ECHO}`, "BENCH_ECHO=0");
-    recordSkipped(CPU_FIGURE, `<= ${TARGET_CPU_VS_ECHO} x`, "BENCH_ECHO=0");
+    for (const c of CLIENTS)
+      recordSkipped(cpuFigure(c), `<= ${TARGET_CPU_VS_ECHO} x`, "BENCH_ECHO=0");
   }
   const client = new AdminClient(cluster.url, {
     ca: cluster.caPem,
