@@ -133,11 +133,12 @@ export type BodyRead = (
 ) => void;
 
 /**
- * Reads the raw body, within the limits, and hands it to `done`. A declared Content-Length over the size
- * limit gets its 413 at once, unread. Before reading, the body takes its size from the shared
+ * Reads the raw body, within the limits, and hands it to `done`. A declared Content-Length over the
+ * size limit gets its 413 at once, unread. Before reading, the body takes its size from the shared
  * budget (body-budget.ts; a chunked one 64 KiB, doubling as it grows), or is refused with 429 and
- * Retry-After; it keeps it until its answer is written. A body that stalls or takes too long is cut off with 408. A refused request gets its
- * Status, nothing more of it is read, and its connection is closed.
+ * Retry-After; it keeps it until its answer is written. A body that stalls or takes too long is
+ * cut off with 408. A refused request gets its Status, nothing more of it is read, and its
+ * connection is closed.
  */
 export function readBody(
   limits: BodyLimits,
