@@ -46,6 +46,7 @@ import { metricValue } from "../support/prometheus-text.js";
 import { cpuMs, findProcess, ownCpuMs } from "./process-cpu.js";
 import { startBaseline } from "./start-baseline.js";
 import { clientCert, testCa, type CertAndKey } from "../support/kube/pki.js";
+import { atLeast, recordSkipped, recordTarget } from "./targets.js";
 
 /** kube-apiserver's client certificate for vgate's review routes (set in main). */
 let apiserverClient: CertAndKey | undefined;
@@ -67,6 +68,9 @@ const UNKNOWN_SHARE = 0.1;
 const CREATES_IN_FLIGHT = 32;
 const TARGET_SCALE = 0.8;
 const TARGET_BASELINE = 0.8;
+/** Issue 26's TokenReview row: the 100,000-key vgate at >= 0.9 of the echo at 16 connections. */
+const TOKEN_REVIEW_FIGURE = "TokenReview vs echo, 16 connections";
+const TARGET_TOKEN_REVIEW = 0.9;
 const FEW_DOMAIN = "bench-few.example.com";
 const MANY_DOMAIN = "bench-many.example.com";
 
@@ -580,6 +584,18 @@ function summary(p1: Part1, p2: E2eResult, synthetic: IndexMemory, real: IndexMe
   );
 }
 
+/** Records issue 26's TokenReview row and prints it with its target. */
+function recordTokenReview(loads: LoadResult[]): void {
+  const at16 = loads.find((l) => l.connections === 16);
+  if (!at16) return;
+  const rs = ratios(at16.runs, "many", "baseline");
+  const few = ratios(at16.runs, "few", "baseline");
+  const value = medianOf(rs);
+  const detail = `${MANY} keys (range ${rangeOf(rs)}); ${FEW} keys ${medianOf(few).toFixed(2)} (${rangeOf(few)})`;
+  recordTarget(atLeast(TOKEN_REVIEW_FIGURE, value, TARGET_TOKEN_REVIEW, detail));
+  log(`${TOKEN_REVIEW_FIGURE}: ${value.toFixed(2)}, ${detail} (target >= ${TARGET_TOKEN_REVIEW})`);
+}
+
 const pct = percentile;
 const p50 = (v: number[]) => pct(v, 0.5).toFixed(2);
 const p99 = (v: number[]) => pct(v, 0.99).toFixed(2);
@@ -588,6 +604,11 @@ async function main(): Promise<void> {
   if (!HAVE_KUBE) {
     console.log(`auth bench skipped: it needs a real kube-apiserver${KUBE_SKIP_REASON}`);
     recordE2eSkipped("no kube binaries");
+    recordSkipped(
+      TOKEN_REVIEW_FIGURE,
+      `>= ${TARGET_TOKEN_REVIEW}`,
+      `no kube binaries${KUBE_SKIP_REASON}`,
+    );
     return;
   }
   const started = performance.now();
@@ -602,6 +623,7 @@ async function main(): Promise<void> {
   const p1 = await tokenReviewLoad(dir);
   log("");
   for (const line of loadLines(p1.loads)) log(line);
+  recordTokenReview(p1.loads);
   log(
     `(req/s and latencies: the median round; ratios: medians of the per-round ratios. vgate's answers: ${FEW} keys ${p1.tallies.few.authenticated} authenticated / ${p1.tallies.few.unauthenticated} not; ${MANY} keys ${p1.tallies.many.authenticated} / ${p1.tallies.many.unauthenticated})`,
   );

@@ -12,7 +12,7 @@ import { readTextFile } from "../config/read-file.js";
 import { decodeSubjectAccessReview, reviewAccess } from "../auth/subject-access-review.js";
 import { decodeTokenReview, reviewToken } from "../auth/token-review.js";
 import type { ChangeType } from "../kube/controller/watch-cache.js";
-import type { Review } from "../server/app.js";
+import type { Review } from "../server/review-routes.js";
 import type { Logger } from "../server/logger.js";
 import type { Metrics } from "../server/metrics.js";
 import type { OwnedAccessKey } from "../shared/ownedaccesskey.js";

@@ -3,8 +3,9 @@
 // 413, 415 or 429); nothing here can crash the process, keep a request hanging or let bodies grow
 // memory without bound.
 
-import type { NextFunction, Request, RequestHandler, Response } from "express";
+import type { NextFunction, Request, Response } from "express";
 import { isUtf8 } from "node:buffer";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { KubeError, newBadRequest } from "../shared/status.js";
 import { BodyBudget, type BodyHold } from "./body-budget.js";
 import { findJsonSyntaxError } from "./json-syntax.js";
@@ -52,32 +53,38 @@ export function defaultBodyLimits(): BodyLimits {
   };
 }
 
-/** Writes `err` as a metav1.Status, its text scrubbed of `secrets` and of credential shapes. */
-export function sendStatus(res: Response, err: KubeError, secrets?: SecretValues): void {
+/**
+ * Writes `err` as a metav1.Status, its text scrubbed of `secrets` and of credential shapes. Plain
+ * node:http, with the headers express's res.send would set, so that the review routes (which
+ * express never sees) and express's own routes answer alike.
+ */
+export function sendStatus(res: ServerResponse, err: KubeError, secrets?: SecretValues): void {
   if (err.details?.retryAfterSeconds)
     res.setHeader("Retry-After", String(err.details.retryAfterSeconds));
-  const status = scrubStatus(err.toStatus(), secrets);
-  res.status(err.code).type("application/json").send(JSON.stringify(status));
+  const payload = JSON.stringify(scrubStatus(err.toStatus(), secrets));
+  res.statusCode = err.code;
+  res.setHeader("Content-Type", "application/json; charset=utf-8");
+  res.setHeader("Content-Length", Buffer.byteLength(payload));
+  res.end(payload);
 }
 
-/** 415 unless the body is declared as JSON (optionally `charset=utf-8`). */
-export function requireJson(req: Request, res: Response, next: NextFunction): void {
-  const type = req.headers["content-type"];
+/**
+ * Null when the body is declared as JSON (optionally `charset=utf-8`), else the 415 to answer.
+ * kube-apiserver sends exactly "application/json", checked first without parsing.
+ */
+export function contentTypeRefusal(type: string | undefined): KubeError | null {
+  if (type === "application/json") return null;
   const [mediaType = "", ...params] = (type ?? "").split(";").map((s) => s.trim().toLowerCase());
   const charset = params.find((p) => p.startsWith("charset="))?.slice("charset=".length);
   if (mediaType === "application/json" && (!charset || charset.replace(/"/g, "") === "utf-8")) {
-    next();
-    return;
+    return null;
   }
   // The header is the client's text: shown only when short (and scrubbed, as every message is).
   const shown = type && type.length <= 100 ? ` ${JSON.stringify(type)}` : "";
-  sendStatus(
-    res,
-    new KubeError(
-      415,
-      "UnsupportedMediaType",
-      `unsupported media type${shown}: send the AdmissionReview as application/json (UTF-8)`,
-    ),
+  return new KubeError(
+    415,
+    "UnsupportedMediaType",
+    `unsupported media type${shown}: send the AdmissionReview as application/json (UTF-8)`,
   );
 }
 
@@ -118,20 +125,28 @@ function refusalError(why: BodyRefusal, limits: BodyLimits): KubeError {
   return why === "too-large" ? tooLarge(limits.maxBytes) : refusals[why](limits);
 }
 
+/** Reads a request's body within the limits, then calls `done` with it (see readBody). */
+export type BodyRead = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  done: (body: Buffer) => void,
+) => void;
+
 /**
- * Reads the raw body into `req.body`, within the limits. A declared Content-Length over the size
- * limit gets its 413 at once, unread. Before reading, the body takes its size from the shared
+ * Reads the raw body, within the limits, and hands it to `done`. A declared Content-Length over the
+ * size limit gets its 413 at once, unread. Before reading, the body takes its size from the shared
  * budget (body-budget.ts; a chunked one 64 KiB, doubling as it grows), or is refused with 429 and
- * Retry-After; it keeps it until its answer is written. A body that stalls or takes too long is cut off with 408. A refused request gets its
- * Status, nothing more of it is read, and its connection is closed.
+ * Retry-After; it keeps it until its answer is written. A body that stalls or takes too long is
+ * cut off with 408. A refused request gets its Status, nothing more of it is read, and its
+ * connection is closed.
  */
 export function readBody(
   limits: BodyLimits,
-  onRefused: (req: Request, why: BodyRefusal, err: KubeError) => void = () => undefined,
-): RequestHandler {
-  const refuse = (req: Request, res: Response, why: BodyRefusal) => {
+  onRefused: (why: BodyRefusal, err: KubeError) => void = () => undefined,
+): BodyRead {
+  const refuse = (res: ServerResponse, why: BodyRefusal) => {
     const err = refusalError(why, limits);
-    onRefused(req, why, err);
+    onRefused(why, err);
     if (res.headersSent) {
       res.destroy();
       return;
@@ -139,22 +154,22 @@ export function readBody(
     closeAfterAnswer(res);
     sendStatus(res, err);
   };
-  return (req, res, next) => {
+  return (req, res, done) => {
     const encoding = req.headers["content-encoding"];
     if (encoding && encoding.trim().toLowerCase() !== "identity") {
       // kube-apiserver never compresses a webhook request; a compressed body would be bigger
       // inflated than the budget counted.
-      refuse(req, res, "encoding");
+      refuse(res, "encoding");
       return;
     }
     // Node has checked that a Content-Length is a plain decimal number.
     const length = req.headers["content-length"];
     const declared = length === undefined ? undefined : Number(length);
     if (declared !== undefined && declared > limits.maxBytes) {
-      refuse(req, res, "too-large");
+      refuse(res, "too-large");
       return;
     }
-    new BodyReader(req, res, limits, declared, next, (why) => refuse(req, res, why)).start();
+    new BodyReader(req, res, limits, declared, done, (why) => refuse(res, why)).start();
   };
 }
 
@@ -176,7 +191,7 @@ const LINGER_MS = 500;
  * client still writing its body may never see the answer (2 of 20 early 413s were lost so, to
  * Node's own client). Instead: FIN after the answer, close LINGER_MS later.
  */
-function closeAfterAnswer(res: Response): void {
+function closeAfterAnswer(res: ServerResponse): void {
   res.setHeader("Connection", "close");
   const socket = res.socket;
   if (!socket) return;
@@ -194,15 +209,15 @@ class BodyReader implements BodyHold {
   private lastDataAt = Date.now();
   private readonly deadline: number;
   private timer: NodeJS.Timeout | undefined;
-  private done = false;
+  private finished = false;
 
   constructor(
-    private readonly req: Request,
-    private readonly res: Response,
+    private readonly req: IncomingMessage,
+    private readonly res: ServerResponse,
     private readonly limits: BodyLimits,
     /** The Content-Length, when the request has one (else the body is chunked). */
     private readonly declared: number | undefined,
-    private readonly next: NextFunction,
+    private readonly done: (body: Buffer) => void,
     private readonly refuse: (why: BodyRefusal) => void,
   ) {
     this.deadline = this.lastDataAt + limits.deadlineMs;
@@ -229,7 +244,7 @@ class BodyReader implements BodyHold {
   }
 
   private readonly onData = (chunk: Buffer): void => {
-    if (this.done) return;
+    if (this.finished) return;
     this.length += chunk.length;
     // Node's parser never delivers more than a Content-Length; a chunked body may try.
     if (this.length > this.limits.maxBytes) return this.fail("too-large");
@@ -245,18 +260,17 @@ class BodyReader implements BodyHold {
   }
 
   private readonly onEnd = (): void => {
-    if (this.done) return;
+    if (this.finished) return;
     this.stop();
     this.limits.budget.received(this);
     this.limits.budget.shrink(this, this.length);
     const chunks = this.chunks;
     this.chunks = [];
-    this.req.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, this.length);
-    this.next();
+    this.done(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.length));
   };
 
   private readonly onTimer = (): void => {
-    if (this.done) return;
+    if (this.finished) return;
     const now = Date.now();
     if (now >= this.deadline) return this.fail("deadline");
     const idleUntil = this.lastDataAt + this.limits.idleMs;
@@ -265,7 +279,7 @@ class BodyReader implements BodyHold {
   };
 
   private fail(why: BodyRefusal): void {
-    if (this.done) return;
+    if (this.finished) return;
     this.stop();
     // Read no more of it: what the client still sends waits in the kernel until the close.
     this.req.pause();
@@ -275,7 +289,7 @@ class BodyReader implements BodyHold {
   }
 
   private stop(): void {
-    this.done = true;
+    this.finished = true;
     clearTimeout(this.timer);
     this.req.off("data", this.onData);
   }
