@@ -170,7 +170,7 @@ export class WatchCache<T> {
   }
 
   private async relist(run: number): Promise<void> {
-    let listed: { items: Map<string, Record<string, unknown>>; resourceVersion: string };
+    let listed: { items: Map<string, Listed<T>>; resourceVersion: string };
     try {
       listed = await this.list(run);
     } catch (err) {
@@ -183,11 +183,16 @@ export class WatchCache<T> {
     this.startWatch(run);
   }
 
-  /** Every page of the collection; throws ListError for an answer that is not a usable list. */
+  /**
+   * Every page of the collection, each item already reduced to what the cache keeps, so a large
+   * list never holds every whole object at once (100,000 OwnedAccessKeys as the API server sends
+   * them are ~100 MB of heap, what vgate keeps of them a fraction). Throws ListError for an answer
+   * that is not a usable list.
+   */
   private async list(
     run: number,
-  ): Promise<{ items: Map<string, Record<string, unknown>>; resourceVersion: string }> {
-    const items = new Map<string, Record<string, unknown>>();
+  ): Promise<{ items: Map<string, Listed<T>>; resourceVersion: string }> {
+    const items = new Map<string, Listed<T>>();
     let next = "";
     let resourceVersion: string;
     do {
@@ -197,7 +202,9 @@ export class WatchCache<T> {
       if (run !== this.run) throw new ListError("stopped");
       const page = parseList(res);
       if (typeof page === "string") throw new ListError(page);
-      for (const item of page.items) items.set(keyOf(item)!, item);
+      for (const item of page.items) {
+        items.set(keyOf(item)!, { object: this.keep(item), version: resourceVersionOf(item) });
+      }
       resourceVersion = page.resourceVersion;
       next = page.continue;
     } while (next);
@@ -287,23 +294,29 @@ export class WatchCache<T> {
   }
 
   /** Installs a fresh LIST, telling onChange what differs from before. */
-  private replaceAll(items: Map<string, Record<string, unknown>>): void {
+  private replaceAll(items: Map<string, Listed<T>>): void {
     const onChange = this.options.onChange;
     const before = new Map(this.versions);
     this.objects.clear();
     this.versions.clear();
-    for (const [name, object] of items) {
-      this.objects.set(name, this.keep(object));
-      this.versions.set(name, resourceVersionOf(object));
+    for (const [name, { object, version }] of items) {
+      this.objects.set(name, object);
+      this.versions.set(name, version);
     }
     if (!onChange) return;
     for (const name of before.keys()) if (!items.has(name)) onChange("DELETED", name);
-    for (const [name, object] of items) {
+    for (const [name, { version }] of items) {
       const old = before.get(name);
       if (old === undefined) onChange("ADDED", name);
-      else if (old !== resourceVersionOf(object)) onChange("MODIFIED", name);
+      else if (old !== version) onChange("MODIFIED", name);
     }
   }
+}
+
+/** One listed object: what the cache keeps of it, and its resourceVersion. */
+interface Listed<T> {
+  object: T;
+  version: string;
 }
 
 class ListError extends Error {
