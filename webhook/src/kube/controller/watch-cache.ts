@@ -52,6 +52,54 @@ export interface WatchCacheOptions {
  */
 export type Keep<T> = (object: Record<string, unknown>) => T;
 
+/**
+ * Where a cache holds what it keeps, with each object's resourceVersion: a Map (MapStore) unless
+ * the collection is large enough for a compact store (packed-store.ts) to matter.
+ */
+export interface ObjectStore<T> {
+  get(key: string): T | undefined;
+  /** The resourceVersion the object was stored with. */
+  version(key: string): string | undefined;
+  set(key: string, object: T, version: string): void;
+  delete(key: string): void;
+  clear(): void;
+  keys(): IterableIterator<string>;
+  readonly size: number;
+}
+
+/** Objects in a Map, as they are kept. */
+export class MapStore<T> implements ObjectStore<T> {
+  private readonly objects = new Map<string, { object: T; version: string }>();
+
+  get(key: string): T | undefined {
+    return this.objects.get(key)?.object;
+  }
+
+  version(key: string): string | undefined {
+    return this.objects.get(key)?.version;
+  }
+
+  set(key: string, object: T, version: string): void {
+    this.objects.set(key, { object, version });
+  }
+
+  delete(key: string): void {
+    this.objects.delete(key);
+  }
+
+  clear(): void {
+    this.objects.clear();
+  }
+
+  keys(): IterableIterator<string> {
+    return this.objects.keys();
+  }
+
+  get size(): number {
+    return this.objects.size;
+  }
+}
+
 const DEFAULTS = {
   pageSize: 500,
   backoffStartMs: 200,
@@ -62,9 +110,6 @@ const MIN_WATCH_SECONDS = 300;
 const HEALTHY_WATCH_MS = 5_000;
 
 export class WatchCache<T> {
-  private readonly objects = new Map<string, T>();
-  /** resourceVersion per key, to tell a relist's changes from what is already known. */
-  private readonly versions = new Map<string, string>();
   private readonly options: typeof DEFAULTS & WatchCacheOptions;
   private running = false;
   private isSynced = false;
@@ -86,6 +131,8 @@ export class WatchCache<T> {
     private readonly collectionPath: string,
     private readonly keep: Keep<T>,
     options: WatchCacheOptions = {},
+    /** Also holds each resourceVersion, to tell a relist's changes from what is already known. */
+    private readonly objects: ObjectStore<T> = new MapStore<T>(),
   ) {
     this.options = { ...DEFAULTS, ...options };
   }
@@ -131,7 +178,7 @@ export class WatchCache<T> {
 
   /** Every cached object with its key. Only trust them while synced(). */
   entries(): [string, T][] {
-    return [...this.objects.entries()];
+    return this.keys().map((key): [string, T] => [key, this.objects.get(key)!]);
   }
 
   /**
@@ -266,10 +313,8 @@ export class WatchCache<T> {
     if (key === null) return this.endWatch(`malformed ${type} event: no metadata.name`);
     if (type === "DELETED") {
       this.objects.delete(key);
-      this.versions.delete(key);
     } else {
-      this.objects.set(key, this.keep(object));
-      this.versions.set(key, rv);
+      this.objects.set(key, this.keep(object), rv);
     }
     if (rv) this.resourceVersion = rv;
     this.options.onChange?.(type, key);
@@ -296,13 +341,9 @@ export class WatchCache<T> {
   /** Installs a fresh LIST, telling onChange what differs from before. */
   private replaceAll(items: Map<string, Listed<T>>): void {
     const onChange = this.options.onChange;
-    const before = new Map(this.versions);
+    const before = new Map([...this.objects.keys()].map((k) => [k, this.objects.version(k)]));
     this.objects.clear();
-    this.versions.clear();
-    for (const [name, { object, version }] of items) {
-      this.objects.set(name, object);
-      this.versions.set(name, version);
-    }
+    for (const [name, { object, version }] of items) this.objects.set(name, object, version);
     if (!onChange) return;
     for (const name of before.keys()) if (!items.has(name)) onChange("DELETED", name);
     for (const [name, { version }] of items) {
