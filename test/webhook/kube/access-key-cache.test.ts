@@ -5,6 +5,7 @@
 // counts what the cache asked.
 
 import assert from "node:assert/strict";
+import { PackedStore } from "../../../webhook/src/kube/controller/packed-store.js";
 import { randomBytes } from "node:crypto";
 import { KubeError } from "../../../webhook/src/shared/status.js";
 import { resourceIdentity } from "../../../webhook/src/shared/ownedaccesskey.js";
@@ -16,6 +17,7 @@ import {
   type CacheTransport,
   type ChangeType,
   keptFields,
+  packedKey,
 } from "../../../webhook/src/kube/access-key-cache.js";
 import { ApiClient, type ApiClientOptions } from "../../../webhook/src/kube/api-client.js";
 import { loadKubeConfig } from "../../../webhook/src/shared/kubeconfig.js";
@@ -444,6 +446,13 @@ describe("access key cache parsing", () => {
       },
       status: { lastActivity: "2026-01-02T00:00:00Z", weakKey: true },
     });
+    // Packed and read back, a key is what was kept, name and resourceVersion included.
+    const store = new PackedStore(packedKey);
+    store.set("k", kept, "7");
+    assert.deepEqual(store.get("k"), kept);
+    const bare = keptFields({ metadata: { name: "b" } });
+    store.set("b", bare, "");
+    assert.deepEqual(store.get("b"), bare);
     // A part that is not an object is left out, as its readers treat it.
     assert.deepEqual(keptFields({ metadata: { name: "p" }, spec: "x", status: null }), {
       metadata: { name: "p" },

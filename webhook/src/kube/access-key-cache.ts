@@ -9,7 +9,7 @@ import {
   type WatchCacheOptions as AccessKeyCacheOptions,
   type CacheTransport,
 } from "./controller/watch-cache.js";
-import { PackedStore } from "./controller/packed-store.js";
+import { PackedStore, type Codec } from "./controller/packed-store.js";
 
 export {
   backoff,
@@ -66,6 +66,33 @@ export function keptFields(object: Record<string, unknown>): OwnedAccessKey {
   return kept as OwnedAccessKey;
 }
 
+/**
+ * A kept key as a short JSON array, without field names, name or resourceVersion (the store's
+ * key and version): about 140 bytes a key instead of 240. An absent field is null (no kept field
+ * of kube's is null where its readers would tell null from absent).
+ */
+export const packedKey: Codec<OwnedAccessKey> = {
+  pack: ({ metadata: m, spec, status }) => [
+    m?.uid ?? null,
+    m?.creationTimestamp ?? null,
+    m?.deletionTimestamp ?? null,
+    spec ?? null,
+    status ?? null,
+  ],
+  unpack: (packed, name, version) => {
+    const [uid, created, deleted, spec, status] = packed as unknown[];
+    const metadata: Record<string, unknown> = { name };
+    if (uid !== null) metadata["uid"] = uid;
+    if (version !== "") metadata["resourceVersion"] = version;
+    if (created !== null) metadata["creationTimestamp"] = created;
+    if (deleted !== null) metadata["deletionTimestamp"] = deleted;
+    const key: Record<string, unknown> = { metadata };
+    if (spec !== null) key["spec"] = spec;
+    if (status !== null) key["status"] = status;
+    return key as OwnedAccessKey;
+  },
+};
+
 export class AccessKeyCache extends WatchCache<OwnedAccessKey> {
   constructor(
     transport: CacheTransport,
@@ -74,6 +101,6 @@ export class AccessKeyCache extends WatchCache<OwnedAccessKey> {
   ) {
     const { group, version, resource } = identity;
     const path = `/apis/${group}/${version}/${resource}`;
-    super(transport, path, keptFields, options, new PackedStore<OwnedAccessKey>());
+    super(transport, path, keptFields, options, () => new PackedStore(packedKey));
   }
 }

@@ -8,6 +8,17 @@
 
 import type { ObjectStore } from "./watch-cache.js";
 
+/**
+ * How an object is written as JSON and read back; the key and resourceVersion are the store's, so
+ * a codec need not repeat them.
+ */
+export interface Codec<T> {
+  pack(object: T): unknown;
+  unpack(packed: unknown, key: string, version: string): T;
+}
+
+const AS_IS: Codec<never> = { pack: (object) => object, unpack: (packed) => packed as never };
+
 const FIRST_BYTES = 64 * 1024;
 const FIRST_SLOTS = 1024;
 /** Compact when at least this many bytes, and more than half the used ones, are dead. */
@@ -24,8 +35,11 @@ export class PackedStore<T> implements ObjectStore<T> {
   private used = 0;
   private dead = 0;
 
+  constructor(private readonly codec: Codec<T> = AS_IS) {}
+
   get(key: string): T | undefined {
-    return this.record(key)?.[1];
+    const record = this.record(key);
+    return record && this.codec.unpack(record[1], key, record[0]);
   }
 
   version(key: string): string | undefined {
@@ -33,7 +47,7 @@ export class PackedStore<T> implements ObjectStore<T> {
   }
 
   set(key: string, object: T, version: string): void {
-    const text = JSON.stringify([version, object]);
+    const text = JSON.stringify([version, this.codec.pack(object)]);
     const length = Buffer.byteLength(text, "utf8");
     this.delete(key);
     this.reserve(length);
@@ -54,17 +68,6 @@ export class PackedStore<T> implements ObjectStore<T> {
     this.freeSlots.push(slot);
   }
 
-  clear(): void {
-    this.slots.clear();
-    this.freeSlots.length = 0;
-    this.nextSlot = 0;
-    this.used = 0;
-    this.dead = 0;
-    this.starts = new Uint32Array(FIRST_SLOTS);
-    this.lengths = new Uint32Array(FIRST_SLOTS);
-    this.bytes = Buffer.allocUnsafe(FIRST_BYTES);
-  }
-
   keys(): IterableIterator<string> {
     return this.slots.keys();
   }
@@ -78,14 +81,12 @@ export class PackedStore<T> implements ObjectStore<T> {
     return this.used;
   }
 
-  private record(key: string): [string, T] | undefined {
+  private record(key: string): [string, unknown] | undefined {
     const slot = this.slots.get(key);
     if (slot === undefined) return undefined;
     const start = this.starts[slot]!;
-    return JSON.parse(this.bytes.toString("utf8", start, start + this.lengths[slot]!)) as [
-      string,
-      T,
-    ];
+    const text = this.bytes.toString("utf8", start, start + this.lengths[slot]!);
+    return JSON.parse(text) as [string, unknown];
   }
 
   private newSlot(): number {

@@ -62,7 +62,6 @@ export interface ObjectStore<T> {
   version(key: string): string | undefined;
   set(key: string, object: T, version: string): void;
   delete(key: string): void;
-  clear(): void;
   keys(): IterableIterator<string>;
   readonly size: number;
 }
@@ -87,10 +86,6 @@ export class MapStore<T> implements ObjectStore<T> {
     this.objects.delete(key);
   }
 
-  clear(): void {
-    this.objects.clear();
-  }
-
   keys(): IterableIterator<string> {
     return this.objects.keys();
   }
@@ -110,6 +105,7 @@ const MIN_WATCH_SECONDS = 300;
 const HEALTHY_WATCH_MS = 5_000;
 
 export class WatchCache<T> {
+  private objects: ObjectStore<T>;
   private readonly options: typeof DEFAULTS & WatchCacheOptions;
   private running = false;
   private isSynced = false;
@@ -131,10 +127,14 @@ export class WatchCache<T> {
     private readonly collectionPath: string,
     private readonly keep: Keep<T>,
     options: WatchCacheOptions = {},
-    /** Also holds each resourceVersion, to tell a relist's changes from what is already known. */
-    private readonly objects: ObjectStore<T> = new MapStore<T>(),
+    /**
+     * Makes an empty store; each LIST fills a new one. A store also holds each resourceVersion, to
+     * tell a relist's changes from what is already known.
+     */
+    private readonly newStore: () => ObjectStore<T> = () => new MapStore<T>(),
   ) {
     this.options = { ...DEFAULTS, ...options };
+    this.objects = newStore();
   }
 
   /** Starts listing and watching; calling it again while running does nothing. */
@@ -217,7 +217,7 @@ export class WatchCache<T> {
   }
 
   private async relist(run: number): Promise<void> {
-    let listed: { items: Map<string, Listed<T>>; resourceVersion: string };
+    let listed: { items: ObjectStore<T>; resourceVersion: string };
     try {
       listed = await this.list(run);
     } catch (err) {
@@ -231,15 +231,13 @@ export class WatchCache<T> {
   }
 
   /**
-   * Every page of the collection, each item already reduced to what the cache keeps, so a large
+   * Every page of the collection, each item kept in a new store as its page arrives, so a large
    * list never holds every whole object at once (100,000 OwnedAccessKeys as the API server sends
    * them are ~100 MB of heap, what vgate keeps of them a fraction). Throws ListError for an answer
    * that is not a usable list.
    */
-  private async list(
-    run: number,
-  ): Promise<{ items: Map<string, Listed<T>>; resourceVersion: string }> {
-    const items = new Map<string, Listed<T>>();
+  private async list(run: number): Promise<{ items: ObjectStore<T>; resourceVersion: string }> {
+    const items = this.newStore();
     let next = "";
     let resourceVersion: string;
     do {
@@ -249,9 +247,8 @@ export class WatchCache<T> {
       if (run !== this.run) throw new ListError("stopped");
       const page = parseList(res);
       if (typeof page === "string") throw new ListError(page);
-      for (const item of page.items) {
-        items.set(keyOf(item)!, { object: this.keep(item), version: resourceVersionOf(item) });
-      }
+      for (const item of page.items)
+        items.set(keyOf(item)!, this.keep(item), resourceVersionOf(item));
       resourceVersion = page.resourceVersion;
       next = page.continue;
     } while (next);
@@ -339,25 +336,22 @@ export class WatchCache<T> {
   }
 
   /** Installs a fresh LIST, telling onChange what differs from before. */
-  private replaceAll(items: Map<string, Listed<T>>): void {
+  private replaceAll(items: ObjectStore<T>): void {
     const onChange = this.options.onChange;
-    const before = new Map([...this.objects.keys()].map((k) => [k, this.objects.version(k)]));
-    this.objects.clear();
-    for (const [name, { object, version }] of items) this.objects.set(name, object, version);
-    if (!onChange) return;
-    for (const name of before.keys()) if (!items.has(name)) onChange("DELETED", name);
-    for (const [name, { version }] of items) {
-      const old = before.get(name);
+    const before = this.objects;
+    this.objects = items;
+    if (!onChange || before.size === 0) {
+      if (onChange) for (const name of items.keys()) onChange("ADDED", name);
+      return;
+    }
+    for (const name of before.keys())
+      if (items.version(name) === undefined) onChange("DELETED", name);
+    for (const name of items.keys()) {
+      const old = before.version(name);
       if (old === undefined) onChange("ADDED", name);
-      else if (old !== version) onChange("MODIFIED", name);
+      else if (old !== items.version(name)) onChange("MODIFIED", name);
     }
   }
-}
-
-/** One listed object: what the cache keeps of it, and its resourceVersion. */
-interface Listed<T> {
-  object: T;
-  version: string;
 }
 
 class ListError extends Error {
