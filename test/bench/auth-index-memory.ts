@@ -1,7 +1,9 @@
 // The token webhook's memory per key, for test/bench/auth.ts, run in a process of its own with
-// --expose-gc so the heap holds nothing else: N OwnedAccessKeys decoded from JSON one by one, as
-// the watch cache holds them (a Map by name), then a KeyIndex (webhook/src/auth/key-index.ts) over
-// them. Prints one JSON line: heap bytes of the objects, and of the index alone.
+// --expose-gc so the heap holds nothing else: N OwnedAccessKeys decoded from JSON one by one and
+// kept as the access key cache keeps them (keptFields, in a PackedStore), then a KeyIndex
+// (webhook/src/auth/key-index.ts) over them. Prints one JSON line: the bytes of the objects, and
+// of the index alone, each V8 heap plus ArrayBuffers (where both keep most of their data; a
+// buffer's unused capacity counts too, so this is an upper bound).
 //
 //   node --expose-gc auth-index-memory.js <keys> [template.json]
 //
@@ -14,12 +16,16 @@ import { randomBytes, randomUUID } from "node:crypto";
 import type { OwnedAccessKey } from "../../webhook/src/shared/ownedaccesskey.js";
 import { KeyIndex } from "../../webhook/src/auth/key-index.js";
 import { readFileSync } from "node:fs";
+import { keptFields } from "../../webhook/src/kube/access-key-cache.js";
+import { PackedStore } from "../../webhook/src/kube/controller/packed-store.js";
 
 const gc = (globalThis as { gc?: () => void }).gc;
 
+/** V8 heap in use plus ArrayBuffers, after collecting. */
 function heapAfterGc(): number {
   for (let i = 0; i < 3; i++) gc!();
-  return process.memoryUsage().heapUsed;
+  const { heapUsed, arrayBuffers } = process.memoryUsage();
+  return heapUsed + arrayBuffers;
 }
 
 const SYNTHETIC = {
@@ -57,10 +63,11 @@ function main(): void {
     ? (JSON.parse(readFileSync(templateFile, "utf8")) as Template)
     : SYNTHETIC;
   const before = heapAfterGc();
-  const cache = new Map<string, OwnedAccessKey>();
+  const cache = new PackedStore<OwnedAccessKey>();
   for (let i = 0; i < count; i++) {
-    const obj = JSON.parse(keyText(template, i)) as OwnedAccessKey;
-    cache.set(obj.metadata!.name!, obj);
+    const obj = JSON.parse(keyText(template, i)) as Record<string, unknown>;
+    const { name, resourceVersion } = (obj as OwnedAccessKey).metadata!;
+    cache.set(name!, keptFields(obj), resourceVersion!);
   }
   const withObjects = heapAfterGc();
   const index = new KeyIndex({ synced: () => true, get: (name) => cache.get(name) });

@@ -9,7 +9,7 @@
 //    unknown ones. Ratios are medians of the per-round ratios, with their range.
 // 2. End to end (test/bench/auth-e2e.ts): GETs through kube-apiserver with an access key as bearer
 //    token against the same GETs with a client certificate, p50 and p99.
-// 3. Memory: heap bytes per 1,000 keys of the KeyIndex and of the objects the watch cache holds
+// 3. Memory: heap and buffer bytes per 1,000 keys of the KeyIndex and of what the watch cache keeps
 //    (test/bench/auth-index-memory.ts, a process of its own), and the RSS of the two vgates of 1.
 //
 // A report: exit 0 whether the targets are met or not. Skipped (exit 0) without the kube binaries.
@@ -46,7 +46,7 @@ import { metricValue } from "../support/prometheus-text.js";
 import { cpuMs, findProcess, ownCpuMs } from "./process-cpu.js";
 import { startBaseline } from "./start-baseline.js";
 import { clientCert, testCa, type CertAndKey } from "../support/kube/pki.js";
-import { atLeast, recordSkipped, recordTarget } from "./targets.js";
+import { atLeast, atMost, recordSkipped, recordTarget } from "./targets.js";
 
 /** kube-apiserver's client certificate for vgate's review routes (set in main). */
 let apiserverClient: CertAndKey | undefined;
@@ -71,6 +71,8 @@ const TARGET_BASELINE = 0.8;
 /** Issue 26's TokenReview row: the 100,000-key vgate at >= 0.9 of the echo at 16 connections. */
 const TOKEN_REVIEW_FIGURE = "TokenReview vs echo, 16 connections";
 const TARGET_TOKEN_REVIEW = 0.9;
+/** Issue 26: vgate's RSS with 100,000 keys, after the TokenReview rounds. */
+const TARGET_RSS_MB = 150;
 const FEW_DOMAIN = "bench-few.example.com";
 const MANY_DOMAIN = "bench-many.example.com";
 
@@ -572,8 +574,8 @@ function summary(p1: Part1, p2: E2eResult, synthetic: IndexMemory, real: IndexMe
     `vgate RSS, ${MANY} keys (peak)`,
     `${p1.rss.many.toFixed(0)} MB (${p1.rss.manyPeak.toFixed(0)})`,
     `${FEW} keys: ${p1.rss.few.toFixed(0)} MB (${p1.rss.fewPeak.toFixed(0)})`,
-    "",
-    "",
+    `<= ${TARGET_RSS_MB} MB`,
+    verdict(p1.rss.many <= TARGET_RSS_MB),
   ]);
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) =>
@@ -679,6 +681,16 @@ async function main(): Promise<void> {
     `  vgate RSS after the load: ${MANY} keys ${p1.rss.many.toFixed(1)} MB (peak ${p1.rss.manyPeak.toFixed(1)}, V8 heap used ${p1.tallies.many.heapMb.toFixed(1)}), ${FEW} keys ${p1.rss.few.toFixed(1)} MB (peak ${p1.rss.fewPeak.toFixed(1)}, heap used ${p1.tallies.few.heapMb.toFixed(1)}); difference per 1,000 keys ${kib((p1.rss.many - p1.rss.few) * 1024 * 1024, MANY - FEW)}`,
   );
   log("");
+  recordTarget(
+    atMost(
+      `vgate RSS with ${MANY.toLocaleString("en-US")} keys`,
+      p1.rss.many,
+      TARGET_RSS_MB,
+      `peak ${p1.rss.manyPeak.toFixed(0)} MB, V8 heap used ${p1.tallies.many.heapMb.toFixed(0)} MB; ${FEW} keys ${p1.rss.few.toFixed(0)} MB`,
+      0,
+      "MB",
+    ),
+  );
   log("summary");
   for (const line of summary(p1, p2, synthetic, real)) log(line);
   log(

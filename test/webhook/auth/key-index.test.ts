@@ -144,6 +144,23 @@ describe("KeyIndex", () => {
     );
   });
 
+  it("finds every key through growth, deletes and rotations (tombstones, rehashes)", () => {
+    const { index, put, del } = setup();
+    for (let i = 0; i < 3000; i++) put(accessKey(`k${i}`, { key: `t${i}` }));
+    for (let i = 0; i < 3000; i += 2) del(`k${i}`);
+    for (let i = 1; i < 3000; i += 4) put(accessKey(`k${i}`, { key: hashKey(`r${i}`) }));
+    for (let i = 0; i < 1000; i++) put(accessKey(`n${i}`, { key: `t${i * 2}` }));
+    assert.equal(index.size, 2500);
+    for (let i = 0; i < 3000; i++) {
+      const rotated = i % 4 === 1;
+      assert.equal(
+        names(index.findByToken(`t${i}`)),
+        i % 2 === 0 ? (i < 2000 ? `n${i / 2}` : "none") : rotated ? "none" : `k${i}`,
+      );
+      if (rotated) assert.equal(names(index.findByToken(`r${i}`)), `k${i}`);
+    }
+  });
+
   it("lookup cost does not grow with the number of keys", function () {
     this.timeout(120_000);
     const time = (index: KeyIndex, tokens: string[]) => {

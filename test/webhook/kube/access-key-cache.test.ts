@@ -5,6 +5,7 @@
 // counts what the cache asked.
 
 import assert from "node:assert/strict";
+import { PackedStore } from "../../../webhook/src/kube/controller/packed-store.js";
 import { randomBytes } from "node:crypto";
 import { KubeError } from "../../../webhook/src/shared/status.js";
 import { resourceIdentity } from "../../../webhook/src/shared/ownedaccesskey.js";
@@ -15,7 +16,8 @@ import {
   parseList,
   type CacheTransport,
   type ChangeType,
-  withoutBookkeeping,
+  keptFields,
+  packedKey,
 } from "../../../webhook/src/kube/access-key-cache.js";
 import { ApiClient, type ApiClientOptions } from "../../../webhook/src/kube/api-client.js";
 import { loadKubeConfig } from "../../../webhook/src/shared/kubeconfig.js";
@@ -192,8 +194,8 @@ class ListVersions implements CacheTransport {
     await until(() => c.synced(), "synced");
     await put(key("late"));
     await until(() => c.get("late") !== undefined, "ADDED applied");
-    await put(key("late", { displayName: "renamed" }));
-    await until(() => c.get("late")?.spec?.displayName === "renamed", "MODIFIED applied");
+    await put(key("late", { disabled: true }));
+    await until(() => c.get("late")?.spec?.disabled === true, "MODIFIED applied");
     assert.equal(await remove("late"), true);
     await until(() => c.get("late") === undefined, "DELETED applied");
     assert.deepEqual(changes, [
@@ -382,7 +384,7 @@ class ListVersions implements CacheTransport {
 });
 
 describe("access key cache parsing", () => {
-  it("keeps neither managedFields nor kubectl's last-applied copy, and everything else", () => {
+  it("keeps what the readers use: no managedFields, annotations, labels or OIDC tokens", () => {
     const stored = {
       apiVersion: "management.loft.sh/v1",
       kind: "OwnedAccessKey",
@@ -390,31 +392,71 @@ describe("access key cache parsing", () => {
         name: "k",
         uid: "u",
         resourceVersion: "7",
+        generation: 2,
         creationTimestamp: "2026-01-01T00:00:00Z",
+        deletionTimestamp: "2026-01-03T00:00:00Z",
         labels: { a: "b" },
         annotations: {
           "kubectl.kubernetes.io/last-applied-configuration": '{"spec":{"key":"secret"}}',
           keep: "me",
         },
+        finalizers: ["f"],
         managedFields: [{ manager: "kubectl", operation: "Apply", fieldsType: "FieldsV1" }],
       },
-      spec: { key: "secret", user: "alice" },
-      status: { lastActivity: "2026-01-02T00:00:00Z" },
+      spec: {
+        key: "secret",
+        user: "alice",
+        team: "t",
+        subject: "s",
+        groups: ["g"],
+        disabled: false,
+        ttl: 60,
+        ttlAfterLastActivity: true,
+        scope: { roles: [{ role: "vcluster" }] },
+        rules: [{ verbs: ["get"] }],
+        allowLoftCli: true,
+        displayName: "ci",
+        description: "d",
+        oidcLogin: { idToken: "id-token", refreshToken: "refresh-token" },
+        identity: { userId: "x" },
+      },
+      status: { lastActivity: "2026-01-02T00:00:00Z", weakKey: true, other: 1 },
     };
-    const lean = withoutBookkeeping(structuredClone(stored));
-    assert.deepEqual(lean, {
-      ...stored,
+    const kept = keptFields(structuredClone(stored));
+    assert.deepEqual(kept, {
       metadata: {
         name: "k",
         uid: "u",
         resourceVersion: "7",
         creationTimestamp: "2026-01-01T00:00:00Z",
-        labels: { a: "b" },
-        annotations: { keep: "me" },
+        deletionTimestamp: "2026-01-03T00:00:00Z",
       },
+      spec: {
+        key: "secret",
+        user: "alice",
+        team: "t",
+        subject: "s",
+        groups: ["g"],
+        disabled: false,
+        ttl: 60,
+        ttlAfterLastActivity: true,
+        scope: { roles: [{ role: "vcluster" }] },
+        rules: [{ verbs: ["get"] }],
+        allowLoftCli: true,
+      },
+      status: { lastActivity: "2026-01-02T00:00:00Z", weakKey: true },
     });
-    const plain = { metadata: { name: "p" }, spec: {} };
-    assert.equal(withoutBookkeeping(plain), plain, "nothing to drop: the object itself");
+    // Packed and read back, a key is what was kept, name and resourceVersion included.
+    const store = new PackedStore(packedKey);
+    store.set("k", kept, "7");
+    assert.deepEqual(store.get("k"), kept);
+    const bare = keptFields({ metadata: { name: "b" } });
+    store.set("b", bare, "");
+    assert.deepEqual(store.get("b"), bare);
+    // A part that is not an object is left out, as its readers treat it.
+    assert.deepEqual(keptFields({ metadata: { name: "p" }, spec: "x", status: null }), {
+      metadata: { name: "p" },
+    });
   });
 
   it("parses a list page and refuses answers that are not one", () => {

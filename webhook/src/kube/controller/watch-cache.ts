@@ -52,6 +52,49 @@ export interface WatchCacheOptions {
  */
 export type Keep<T> = (object: Record<string, unknown>) => T;
 
+/**
+ * Where a cache holds what it keeps, with each object's resourceVersion: a Map (MapStore) unless
+ * the collection is large enough for a compact store (packed-store.ts) to matter.
+ */
+export interface ObjectStore<T> {
+  get(key: string): T | undefined;
+  /** The resourceVersion the object was stored with. */
+  version(key: string): string | undefined;
+  set(key: string, object: T, version: string): void;
+  delete(key: string): void;
+  keys(): IterableIterator<string>;
+  readonly size: number;
+}
+
+/** Objects in a Map, as they are kept. */
+export class MapStore<T> implements ObjectStore<T> {
+  private readonly objects = new Map<string, { object: T; version: string }>();
+
+  get(key: string): T | undefined {
+    return this.objects.get(key)?.object;
+  }
+
+  version(key: string): string | undefined {
+    return this.objects.get(key)?.version;
+  }
+
+  set(key: string, object: T, version: string): void {
+    this.objects.set(key, { object, version });
+  }
+
+  delete(key: string): void {
+    this.objects.delete(key);
+  }
+
+  keys(): IterableIterator<string> {
+    return this.objects.keys();
+  }
+
+  get size(): number {
+    return this.objects.size;
+  }
+}
+
 const DEFAULTS = {
   pageSize: 500,
   backoffStartMs: 200,
@@ -62,9 +105,7 @@ const MIN_WATCH_SECONDS = 300;
 const HEALTHY_WATCH_MS = 5_000;
 
 export class WatchCache<T> {
-  private readonly objects = new Map<string, T>();
-  /** resourceVersion per key, to tell a relist's changes from what is already known. */
-  private readonly versions = new Map<string, string>();
+  private objects: ObjectStore<T>;
   private readonly options: typeof DEFAULTS & WatchCacheOptions;
   private running = false;
   private isSynced = false;
@@ -86,8 +127,14 @@ export class WatchCache<T> {
     private readonly collectionPath: string,
     private readonly keep: Keep<T>,
     options: WatchCacheOptions = {},
+    /**
+     * Makes an empty store; each LIST fills a new one. A store also holds each resourceVersion, to
+     * tell a relist's changes from what is already known.
+     */
+    private readonly newStore: () => ObjectStore<T> = () => new MapStore<T>(),
   ) {
     this.options = { ...DEFAULTS, ...options };
+    this.objects = newStore();
   }
 
   /** Starts listing and watching; calling it again while running does nothing. */
@@ -131,7 +178,7 @@ export class WatchCache<T> {
 
   /** Every cached object with its key. Only trust them while synced(). */
   entries(): [string, T][] {
-    return [...this.objects.entries()];
+    return this.keys().map((key): [string, T] => [key, this.objects.get(key)!]);
   }
 
   /**
@@ -170,7 +217,7 @@ export class WatchCache<T> {
   }
 
   private async relist(run: number): Promise<void> {
-    let listed: { items: Map<string, Record<string, unknown>>; resourceVersion: string };
+    let listed: { items: ObjectStore<T>; resourceVersion: string };
     try {
       listed = await this.list(run);
     } catch (err) {
@@ -183,11 +230,14 @@ export class WatchCache<T> {
     this.startWatch(run);
   }
 
-  /** Every page of the collection; throws ListError for an answer that is not a usable list. */
-  private async list(
-    run: number,
-  ): Promise<{ items: Map<string, Record<string, unknown>>; resourceVersion: string }> {
-    const items = new Map<string, Record<string, unknown>>();
+  /**
+   * Every page of the collection, each item kept in a new store as its page arrives, so a large
+   * list never holds every whole object at once (100,000 OwnedAccessKeys as the API server sends
+   * them are ~100 MB of heap, what vgate keeps of them a fraction). Throws ListError for an answer
+   * that is not a usable list.
+   */
+  private async list(run: number): Promise<{ items: ObjectStore<T>; resourceVersion: string }> {
+    const items = this.newStore();
     let next = "";
     let resourceVersion: string;
     do {
@@ -197,7 +247,8 @@ export class WatchCache<T> {
       if (run !== this.run) throw new ListError("stopped");
       const page = parseList(res);
       if (typeof page === "string") throw new ListError(page);
-      for (const item of page.items) items.set(keyOf(item)!, item);
+      for (const item of page.items)
+        items.set(keyOf(item)!, this.keep(item), resourceVersionOf(item));
       resourceVersion = page.resourceVersion;
       next = page.continue;
     } while (next);
@@ -259,10 +310,8 @@ export class WatchCache<T> {
     if (key === null) return this.endWatch(`malformed ${type} event: no metadata.name`);
     if (type === "DELETED") {
       this.objects.delete(key);
-      this.versions.delete(key);
     } else {
-      this.objects.set(key, this.keep(object));
-      this.versions.set(key, rv);
+      this.objects.set(key, this.keep(object), rv);
     }
     if (rv) this.resourceVersion = rv;
     this.options.onChange?.(type, key);
@@ -287,21 +336,20 @@ export class WatchCache<T> {
   }
 
   /** Installs a fresh LIST, telling onChange what differs from before. */
-  private replaceAll(items: Map<string, Record<string, unknown>>): void {
+  private replaceAll(items: ObjectStore<T>): void {
     const onChange = this.options.onChange;
-    const before = new Map(this.versions);
-    this.objects.clear();
-    this.versions.clear();
-    for (const [name, object] of items) {
-      this.objects.set(name, this.keep(object));
-      this.versions.set(name, resourceVersionOf(object));
+    const before = this.objects;
+    this.objects = items;
+    if (!onChange || before.size === 0) {
+      if (onChange) for (const name of items.keys()) onChange("ADDED", name);
+      return;
     }
-    if (!onChange) return;
-    for (const name of before.keys()) if (!items.has(name)) onChange("DELETED", name);
-    for (const [name, object] of items) {
-      const old = before.get(name);
+    for (const name of before.keys())
+      if (items.version(name) === undefined) onChange("DELETED", name);
+    for (const name of items.keys()) {
+      const old = before.version(name);
       if (old === undefined) onChange("ADDED", name);
-      else if (old !== resourceVersionOf(object)) onChange("MODIFIED", name);
+      else if (old !== items.version(name)) onChange("MODIFIED", name);
     }
   }
 }
