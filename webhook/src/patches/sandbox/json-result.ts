@@ -11,8 +11,11 @@ interface Walk {
   limits: ResultLimits;
   nodes: number;
   bytes: number;
-  /** Containers on the current path: a repeat is a cycle. Shared (non-cyclic) subtrees are fine. */
-  ancestors: Set<object>;
+  /**
+   * Containers on the current path: a repeat is a cycle. Shared (non-cyclic) subtrees are fine.
+   * Made at the first container: most results are strings.
+   */
+  ancestors: Set<object> | undefined;
 }
 
 class NotJson extends Error {}
@@ -24,7 +27,7 @@ class NotJson extends Error {}
  */
 export function checkResult(value: unknown, limits = DEFAULT_RESULT_LIMITS): CheckedResult {
   if (value === undefined) return { ok: true, value: undefined };
-  const walk: Walk = { limits, nodes: 0, bytes: 0, ancestors: new Set() };
+  const walk: Walk = { limits, nodes: 0, bytes: 0, ancestors: undefined };
   try {
     visit(value, walk, "", 0);
   } catch (err) {
@@ -76,6 +79,7 @@ function visitContainer(value: object, walk: Walk, at: string, depth: number): v
   if (depth >= walk.limits.maxDepth) {
     throw new NotJson(`the result is nested deeper than ${walk.limits.maxDepth} levels`);
   }
+  walk.ancestors ??= new Set();
   if (walk.ancestors.has(value))
     throw new NotJson(`${where(at)} is a cycle, which JSON cannot hold`);
   const proto: unknown = Object.getPrototypeOf(value);
