@@ -65,6 +65,7 @@ describe("patches/sandbox wire results", () => {
       { ok: true, end: 2, warnings: [7] },
       { ok: true, end: 2, explain: "x" },
       { ok: true, end: 2, references: {} },
+      { ok: true, end: 2, explain: null },
       { ok: false },
       { ok: false, error: {} },
     ]) {

@@ -41,9 +41,10 @@ export function fromWire(results: readonly unknown[], bytes: Uint8Array): BatchR
       return { ok: false, error: patchErrorOf(error) };
     }
     const { end } = r;
-    const explain = r.explain ?? [];
-    const warnings = r.warnings ?? [];
-    const references = r.references ?? [];
+    // Left out when empty (protocol.ts); anything else present must be a list.
+    const explain = r.explain === undefined ? [] : r.explain;
+    const warnings = r.warnings === undefined ? [] : r.warnings;
+    const references = r.references === undefined ? [] : r.references;
     if (
       r.ok !== true ||
       !Number.isInteger(end) ||
