@@ -5,7 +5,7 @@
 // modules.
 
 import { applyLabelsPatch } from "./labels-patch.js";
-import { canonicalPath, formatMatchedPath, parsePath, PathSyntaxError } from "./path.js";
+import { canonicalPath, parsePath, PathSyntaxError } from "./path.js";
 import { applyReferencePatch, type ResolvedReference } from "./reference.js";
 import {
   copyJson,
@@ -184,18 +184,18 @@ function applyPatch(run: Run, patch: CompiledPatch): void {
   }
   const notes = new Set<string>();
   for (const match of matches) {
-    const outcome = decide(run, patch, mode, readMatch(match), match.keys);
+    const outcome = decide(run, patch, mode, readMatch(match), match.path, false);
     applyOutcome(patch, mode, match, outcome);
     if (outcome.note !== undefined) notes.add(outcome.note);
   }
   if (run.options.explain === true) {
-    const matched = matches.map((m) => formatMatchedPath(m.keys));
+    const matched = matches.map((m) => m.path);
     record(run, patch, mode, matched, notes.size > 0 ? [...notes].join("; ") : undefined);
   }
 }
 
 function applyToRoot(run: Run, patch: CompiledPatch, mode: PatchMode): void {
-  const outcome = decide(run, patch, mode, run.object, []);
+  const outcome = decide(run, patch, mode, run.object, "", true);
   if (outcome.kind === "delete" && mode === "drop") {
     // The change set itself is dropped: nothing of it reaches the other side.
     run.object = {};
@@ -223,7 +223,7 @@ function applyOutcome(patch: CompiledPatch, mode: PatchMode, match: Match, outco
       mode === "drop"
         ? "there is no expression for this direction, so the field would be dropped, but an array element cannot be removed"
         : "the result is null or undefined, but an array element cannot be deleted";
-    throw patchError(patch, formatMatchedPath(match.keys), why);
+    throw patchError(patch, match.path, why);
   }
   deleteMatch(match);
 }
@@ -233,19 +233,20 @@ function decide(
   patch: CompiledPatch,
   mode: PatchMode,
   value: Json,
-  keys: (string | number)[],
+  /** The matched path (formatMatchedPath); "" for the whole object. */
+  path: string,
+  root: boolean,
 ): Outcome {
   if (mode === "skip") return { kind: "keep", note: "no expression for either direction" };
   if (mode === "drop") return { kind: "delete", note: "no expression for this direction" };
   // docs/reference.md#patch-gotchas item 1: a null leaf of an update change set is a deletion; pass
   // it through unchanged.
-  if (run.input.changeSet === true && value === null && keys.length > 0) {
+  if (run.input.changeSet === true && value === null && !root) {
     return { kind: "keep", note: "deletion passed through" };
   }
   if (mode === "expression" || mode === "reverseExpression") {
-    return runExpression(run, patch, value, keys);
+    return runExpression(run, patch, value, path);
   }
-  const path = formatMatchedPath(keys);
   if (mode === "reference")
     return delegate(run, patch, path, () => referenceOutcome(run, patch, value, path));
   if (mode === "labels") {
@@ -297,28 +298,18 @@ function delegate(
     : { kind: "keep", note: result.note };
 }
 
-function runExpression(
-  run: Run,
-  patch: CompiledPatch,
-  value: Json,
-  keys: readonly (string | number)[],
-): Outcome {
+function runExpression(run: Run, patch: CompiledPatch, value: Json, path: string): Outcome {
   let result: unknown;
   try {
-    result = run.options.run(patch.index, value, contextFor(run, keys));
+    result = run.options.run(patch.index, value, contextFor(run, path));
   } catch (err) {
-    throw wrapError(err, patch, formatMatchedPath(keys));
+    throw wrapError(err, patch, path);
   }
   if (result === null || result === undefined) return { kind: "delete" };
   try {
     return { kind: "set", value: copyJson(result) };
   } catch (err) {
-    throw patchError(
-      patch,
-      formatMatchedPath(keys),
-      `the result is not JSON: ${messageOf(err)}`,
-      err,
-    );
+    throw patchError(patch, path, `the result is not JSON: ${messageOf(err)}`, err);
   }
 }
 
@@ -326,7 +317,7 @@ function runExpression(
  * The expression's `context` (docs/reference.md#patch-expression-context): frozen copies, made once
  * per call, so an expression cannot reach the inputs.
  */
-function contextFor(run: Run, keys: readonly (string | number)[]): ExpressionContext {
+function contextFor(run: Run, path: string): ExpressionContext {
   if (!run.frozen) {
     const { name, namespace } = run.options.vcluster;
     const config = copyJson(run.options.vcluster.config, true);
@@ -341,7 +332,7 @@ function contextFor(run: Run, keys: readonly (string | number)[]): ExpressionCon
     vcluster: run.frozen.vcluster,
     hostObject: run.frozen.host,
     virtualObject: run.frozen.virtual,
-    path: formatMatchedPath(keys),
+    path,
   };
 }
 

@@ -192,11 +192,15 @@ export function formatMatchedPath(keys: readonly (string | number)[]): string {
   // Called for every match (context.path), so no intermediate arrays and a cache for key quoting.
   let out = "";
   for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!;
-    const part = typeof key === "number" ? String(key) : quotePathKey(key);
+    const part = matchedPathPart(keys[i]!);
     out = i === 0 ? part : `${out}.${part}`;
   }
   return out;
+}
+
+/** One key of a matched path as formatMatchedPath writes it. */
+export function matchedPathPart(key: string | number): string {
+  return typeof key === "number" ? String(key) : quotePathKey(key);
 }
 
 const quotedKeys = new Map<string, string>();

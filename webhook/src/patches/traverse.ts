@@ -6,7 +6,7 @@
 // (docs/decisions.md EPS-7). Object keys are read with Object.hasOwn so a `__proto__` or
 // `constructor` key is only ever an own key.
 
-import { indexKey } from "./path.js";
+import { indexKey, matchedPathPart } from "./path.js";
 import type { Json, JsonObject, PathSegment } from "./types.js";
 import { isObject } from "../shared/json.js";
 
@@ -15,6 +15,8 @@ export interface Match {
   parent: JsonObject | Json[];
   key: string | number;
   keys: (string | number)[];
+  /** formatMatchedPath(keys), built along the walk: parents share their prefix. */
+  path: string;
 }
 
 /** The own value of `key`, or undefined; never a prototype member. */
@@ -30,32 +32,34 @@ export function ownValue(object: JsonObject, key: string): Json | undefined {
  */
 export function findMatches(root: Json, segments: readonly PathSegment[]): Match[] {
   const out: Match[] = [];
-  if (segments.length > 0) walk(root, segments, 0, [], out);
+  if (segments.length > 0) walk(root, { segments, keys: [], out }, 0, "");
   return out;
 }
 
-function walk(
-  value: Json,
-  segments: readonly PathSegment[],
-  depth: number,
-  keys: (string | number)[],
-  out: Match[],
-): void {
-  const segment = segments[depth]!;
+/** What stays the same through one walk. */
+interface Walk {
+  segments: readonly PathSegment[];
+  /** The keys from the root to the value being visited. */
+  keys: (string | number)[];
+  out: Match[];
+}
+
+function walk(value: Json, w: Walk, depth: number, path: string): void {
+  const segment = w.segments[depth]!;
   if (Array.isArray(value)) {
     if (segment.kind === "wildcard") {
-      for (let i = 0; i < value.length; i++) visit(value, i, value[i], segments, depth, keys, out);
+      for (let i = 0; i < value.length; i++) visit(value, i, value[i], w, depth, path);
     } else if (segment.kind === "index" && segment.index < value.length) {
       // A key segment on an array is a non-integer index: no match
       // (docs/reference.md#patch-path-resolution).
-      visit(value, segment.index, value[segment.index], segments, depth, keys, out);
+      visit(value, segment.index, value[segment.index], w, depth, path);
     }
   } else if (isObject(value)) {
     if (segment.kind === "wildcard") {
-      for (const k of Object.keys(value)) visit(value, k, value[k], segments, depth, keys, out);
+      for (const k of Object.keys(value)) visit(value, k, value[k], w, depth, path);
     } else {
       const key = segment.kind === "index" ? indexKey(segment) : segment.key;
-      if (Object.hasOwn(value, key)) visit(value, key, value[key], segments, depth, keys, out);
+      if (Object.hasOwn(value, key)) visit(value, key, value[key], w, depth, path);
     }
   }
   // docs/reference.md#patch-path-resolution: scalars and null have no children.
@@ -65,15 +69,16 @@ function visit(
   parent: JsonObject | Json[],
   key: string | number,
   child: Json | undefined,
-  segments: readonly PathSegment[],
+  w: Walk,
   depth: number,
-  keys: (string | number)[],
-  out: Match[],
+  prefix: string,
 ): void {
-  keys.push(key);
-  if (depth === segments.length - 1) out.push({ parent, key, keys: keys.slice() });
-  else walk(child ?? null, segments, depth + 1, keys, out);
-  keys.pop();
+  const part = matchedPathPart(key);
+  const path = depth === 0 ? part : `${prefix}.${part}`;
+  w.keys.push(key);
+  if (depth === w.segments.length - 1) w.out.push({ parent, key, keys: w.keys.slice(), path });
+  else walk(child ?? null, w, depth + 1, path);
+  w.keys.pop();
 }
 
 export function readMatch(match: Match): Json {
@@ -116,6 +121,8 @@ export function setOwn(object: JsonObject, key: string, value: Json): void {
  * With `freeze`, the copy is frozen all the way down.
  */
 export function copyJson(value: unknown, freeze = false): Json {
+  // Most values an expression sees or returns are strings: no walk, no Set.
+  if (typeof value === "string" || typeof value === "boolean") return value;
   return copyInner(value, new Set(), freeze) ?? null;
 }
 

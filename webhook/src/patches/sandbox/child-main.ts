@@ -15,7 +15,14 @@ import { writeSync } from "node:fs";
 import { getHeapStatistics, promiseHooks } from "node:v8";
 import { Worker } from "node:worker_threads";
 import { FrameChannel } from "./frames.js";
-import { describeThrown, loadConfig, runJob, type LoadedConfig, type Progress } from "./job.js";
+import {
+  describeThrown,
+  loadConfig,
+  runJob,
+  type JobResult,
+  type LoadedConfig,
+  type Progress,
+} from "./job.js";
 import {
   DEFAULT_RESULT_LIMITS,
   nowMs,
@@ -118,8 +125,32 @@ promiseHooks.onInit(() => {
   promised = true;
 });
 
+/**
+ * The patched objects of the results not yet sent, as UTF-8 (protocol.ts, WireSandboxResult).
+ * Kept from batch to batch: posting a message copies what it holds.
+ */
+let bytes = Buffer.allocUnsafe(FLUSH_BYTES * 2);
+let bytesUsed = 0;
+
+/** A job's result as it travels: its object appended to `bytes`, empty lists left out. */
+function toWire(result: JobResult): WireResult {
+  if (!result.ok) return result;
+  if (bytesUsed + result.objectBytes > bytes.length) {
+    const larger = Buffer.allocUnsafe(Math.max(bytes.length * 2, bytesUsed + result.objectBytes));
+    bytes.copy(larger, 0, 0, bytesUsed);
+    bytes = larger;
+  }
+  bytesUsed += bytes.write(result.objectJson, bytesUsed, "utf8");
+  const wire: WireResult = { ok: true, end: bytesUsed };
+  if (result.explain.length > 0) wire.explain = result.explain;
+  if (result.warnings.length > 0) wire.warnings = result.warnings;
+  if (result.references.length > 0) wire.references = result.references;
+  return wire;
+}
+
 function sizeOf(result: WireResult): number {
-  if (result.ok) return result.objectUtf8.length;
+  // An ok result's object is counted in bytesUsed.
+  if (result.ok) return 0;
   return result.error.message.length + (result.error.detail?.length ?? 0);
 }
 
@@ -130,10 +161,14 @@ async function runBatch(message: Extract<ToChild, { type: "batch" }>): Promise<v
   let buffered = 0;
   const flush = (done: boolean): void => {
     const heapUsed = done ? getHeapStatistics().used_heap_size : 0;
-    post({ type: "results", batchId, first, results, done, heapUsed });
+    const sent = bytes.subarray(0, bytesUsed);
+    post({ type: "results", batchId, first, results, bytes: sent, done, heapUsed });
     first += results.length;
     results = [];
     buffered = 0;
+    bytesUsed = 0;
+    // A large object made it grow; the next batch starts small again.
+    if (bytes.length > FLUSH_BYTES * 8) bytes = Buffer.allocUnsafe(FLUSH_BYTES * 2);
   };
   const config = configs.get(message.key);
   for (const [index, job] of jobs.entries()) {
@@ -148,9 +183,10 @@ async function runBatch(message: Extract<ToChild, { type: "batch" }>): Promise<v
       Atomics.store(ints, P_STATE, STATE_DRAINING);
       await drain();
     }
-    results.push(result);
-    buffered += sizeOf(result);
-    if (buffered >= FLUSH_BYTES && index < jobs.length - 1) flush(false);
+    const wire = toWire(result);
+    results.push(wire);
+    buffered += sizeOf(wire);
+    if (buffered + bytesUsed >= FLUSH_BYTES && index < jobs.length - 1) flush(false);
   }
   Atomics.store(ints, P_STATE, STATE_IDLE);
   flush(true);

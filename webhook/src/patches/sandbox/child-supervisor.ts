@@ -267,8 +267,10 @@ export class ChildSupervisor implements WatchedChild {
     if (!Array.isArray(m.results) || chunk.answered + m.results.length > chunk.jobs.length) {
       return false;
     }
-    for (const wire of m.results as unknown[]) {
-      this.reports.result(chunk.jobs[chunk.answered++]!, fromWire(wire));
+    const bytes = (raw as { bytes?: unknown }).bytes;
+    if (!(bytes instanceof Uint8Array)) return false;
+    for (const result of fromWire(m.results as unknown[], bytes)) {
+      this.reports.result(chunk.jobs[chunk.answered++]!, result);
     }
     if (m.done !== true) return true;
     if (chunk.answered !== chunk.jobs.length) return false;

@@ -11,6 +11,7 @@ import {
   type CompiledPatch,
   type Direction,
   type DirectionKeywords,
+  type ExplainEntry,
   type ExpressionRunner,
   type Json,
   type JsonObject,
@@ -23,7 +24,8 @@ import {
   type CompiledExpressions,
 } from "./compile.js";
 import { checkResult } from "./json-result.js";
-import type { ResultLimits, SandboxConfig, SandboxJob, WireError, WireResult } from "./protocol.js";
+import type { ResolvedReference } from "../reference.js";
+import type { ResultLimits, SandboxConfig, SandboxJob, WireError } from "./protocol.js";
 
 export interface LoadedConfig {
   specs: PatchSpec[];
@@ -38,6 +40,19 @@ export interface Progress {
   expression(patchIndex: number): void;
   outside(): void;
 }
+
+/** One job's outcome in the child; child-main.ts puts the patched object into a message's bytes. */
+export type JobResult =
+  | {
+      ok: true;
+      objectJson: string;
+      /** objectJson's length in UTF-8. */
+      objectBytes: number;
+      explain: ExplainEntry[];
+      warnings: string[];
+      references: ResolvedReference[];
+    }
+  | { ok: false; error: WireError };
 
 export type LoadOutcome = { ok: true; value: LoadedConfig } | { ok: false; error: WireError };
 
@@ -84,7 +99,7 @@ export function runJob(
   config: LoadedConfig | undefined,
   progress: Progress,
   limits: ResultLimits,
-): WireResult {
+): JobResult {
   if (config === undefined)
     return { ok: false, error: { message: "the patch config is not loaded" } };
   try {
@@ -114,8 +129,9 @@ export function runJob(
           : undefined,
       },
     );
-    const objectUtf8 = Buffer.from(JSON.stringify(result.object), "utf8");
-    if (objectUtf8.length > limits.maxObjectBytes) {
+    const objectJson = JSON.stringify(result.object);
+    const objectBytes = Buffer.byteLength(objectJson, "utf8");
+    if (objectBytes > limits.maxObjectBytes) {
       return {
         ok: false,
         error: {
@@ -125,7 +141,8 @@ export function runJob(
     }
     return {
       ok: true,
-      objectUtf8,
+      objectJson,
+      objectBytes,
       explain: result.explain,
       warnings: result.warnings,
       references: result.references,

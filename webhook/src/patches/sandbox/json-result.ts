@@ -11,8 +11,13 @@ interface Walk {
   limits: ResultLimits;
   nodes: number;
   bytes: number;
-  /** Containers on the current path: a repeat is a cycle. Shared (non-cyclic) subtrees are fine. */
-  ancestors: Set<object>;
+  /**
+   * Containers on the current path: a repeat is a cycle. Shared (non-cyclic) subtrees are fine.
+   * Made at the first container: most results are strings.
+   */
+  ancestors: Set<object> | undefined;
+  /** Where the walk is: keys and indices from the result down; formatted only for an error. */
+  at: (string | number)[];
 }
 
 class NotJson extends Error {}
@@ -24,9 +29,9 @@ class NotJson extends Error {}
  */
 export function checkResult(value: unknown, limits = DEFAULT_RESULT_LIMITS): CheckedResult {
   if (value === undefined) return { ok: true, value: undefined };
-  const walk: Walk = { limits, nodes: 0, bytes: 0, ancestors: new Set() };
+  const walk: Walk = { limits, nodes: 0, bytes: 0, ancestors: undefined, at: [] };
   try {
-    visit(value, walk, "", 0);
+    visit(value, walk);
   } catch (err) {
     if (err instanceof NotJson) return { ok: false, error: err.message };
     throw err;
@@ -34,11 +39,16 @@ export function checkResult(value: unknown, limits = DEFAULT_RESULT_LIMITS): Che
   return { ok: true, value: value as Json };
 }
 
-function where(at: string): string {
-  return at === "" ? "the result" : `result${at}`;
+/** `the result`, or `result["a"][0]`: where the walk is. */
+function where(walk: Walk): string {
+  if (walk.at.length === 0) return "the result";
+  let out = "result";
+  for (const key of walk.at)
+    out += typeof key === "number" ? `[${key}]` : `[${JSON.stringify(key)}]`;
+  return out;
 }
 
-function count(walk: Walk, bytes: number, at: string): void {
+function count(walk: Walk, bytes: number): void {
   walk.nodes++;
   walk.bytes += bytes;
   if (walk.nodes > walk.limits.maxNodes) {
@@ -46,47 +56,48 @@ function count(walk: Walk, bytes: number, at: string): void {
   }
   if (walk.bytes > walk.limits.maxBytes) {
     throw new NotJson(
-      `the result is larger than ${walk.limits.maxBytes} bytes as JSON (at ${where(at)})`,
+      `the result is larger than ${walk.limits.maxBytes} bytes as JSON (at ${where(walk)})`,
     );
   }
 }
 
-function visit(value: unknown, walk: Walk, at: string, depth: number): void {
+function visit(value: unknown, walk: Walk): void {
   switch (typeof value) {
     case "string":
-      return count(walk, value.length + 2, at);
+      return count(walk, value.length + 2);
     case "boolean":
-      return count(walk, 5, at);
+      return count(walk, 5);
     case "number":
       if (!Number.isFinite(value))
-        throw new NotJson(`${where(at)} is ${String(value)}, which JSON cannot hold`);
-      return count(walk, 8, at);
+        throw new NotJson(`${where(walk)} is ${String(value)}, which JSON cannot hold`);
+      return count(walk, 8);
     case "object":
-      if (value === null) return count(walk, 4, at);
-      return visitContainer(value, walk, at, depth);
+      if (value === null) return count(walk, 4);
+      return visitContainer(value, walk);
     case "undefined":
-      throw new NotJson(`${where(at)} is undefined; only a whole result may be undefined`);
+      throw new NotJson(`${where(walk)} is undefined; only a whole result may be undefined`);
     default:
-      throw new NotJson(`${where(at)} is a ${typeof value}, which is not JSON`);
+      throw new NotJson(`${where(walk)} is a ${typeof value}, which is not JSON`);
   }
 }
 
-function visitContainer(value: object, walk: Walk, at: string, depth: number): void {
-  if (types.isProxy(value)) throw new NotJson(`${where(at)} is a Proxy, which is not plain JSON`);
-  if (depth >= walk.limits.maxDepth) {
+function visitContainer(value: object, walk: Walk): void {
+  if (types.isProxy(value)) throw new NotJson(`${where(walk)} is a Proxy, which is not plain JSON`);
+  if (walk.at.length >= walk.limits.maxDepth) {
     throw new NotJson(`the result is nested deeper than ${walk.limits.maxDepth} levels`);
   }
+  walk.ancestors ??= new Set();
   if (walk.ancestors.has(value))
-    throw new NotJson(`${where(at)} is a cycle, which JSON cannot hold`);
+    throw new NotJson(`${where(walk)} is a cycle, which JSON cannot hold`);
   const proto: unknown = Object.getPrototypeOf(value);
   const array = Array.isArray(value);
   if (array ? proto !== Array.prototype : proto !== Object.prototype && proto !== null) {
-    throw new NotJson(`${where(at)} is ${describeObject(value)}, not a plain object or array`);
+    throw new NotJson(`${where(walk)} is ${describeObject(value)}, not a plain object or array`);
   }
-  count(walk, 2, at);
+  count(walk, 2);
   walk.ancestors.add(value);
-  if (array) visitArray(value as unknown[], walk, at, depth);
-  else visitObject(value, walk, at, depth);
+  if (array) visitArray(value as unknown[], walk);
+  else visitObject(value, walk);
   walk.ancestors.delete(value);
 }
 
@@ -107,48 +118,47 @@ function describeObject(value: object): string {
   return "an object with a custom prototype";
 }
 
-function visitArray(array: unknown[], walk: Walk, at: string, depth: number): void {
+function visitArray(array: unknown[], walk: Walk): void {
   const length = array.length;
   // A sparse `new Array(1e9)` must not be walked index by index.
   if (length > walk.limits.maxNodes) {
     throw new NotJson(`the result has more than ${walk.limits.maxNodes} values`);
   }
-  const descriptors = Object.getOwnPropertyDescriptors(array) as Record<string, PropertyDescriptor>;
-  if (
-    Object.getOwnPropertySymbols(array).length > 0 ||
-    Object.keys(descriptors).length !== length + 1
-  ) {
-    throw new NotJson(`${where(at)} is an array with holes or extra properties`);
+  // Own keys come as the indices in order, then "length", then any other string key, then the
+  // symbols: exactly length + 1 keys ending with "length" means no hole and nothing extra.
+  const own = Reflect.ownKeys(array);
+  if (own.length !== length + 1 || own[length] !== "length") {
+    throw new NotJson(`${where(walk)} is an array with holes or extra properties`);
   }
   for (let i = 0; i < length; i++) {
-    const item = dataValue(descriptors[String(i)], `${at}[${i}]`);
-    visit(item, walk, `${at}[${i}]`, depth + 1);
+    walk.at.push(i);
+    visit(dataValue(Reflect.getOwnPropertyDescriptor(array, i), walk), walk);
+    walk.at.pop();
   }
 }
 
-function visitObject(object: object, walk: Walk, at: string, depth: number): void {
-  if (Object.getOwnPropertySymbols(object).length > 0) {
-    throw new NotJson(`${where(at)} has symbol keys, which JSON cannot hold`);
+function visitObject(object: object, walk: Walk): void {
+  const own = Reflect.ownKeys(object);
+  // Symbols come last.
+  if (own.length > 0 && typeof own[own.length - 1] === "symbol") {
+    throw new NotJson(`${where(walk)} has symbol keys, which JSON cannot hold`);
   }
-  const descriptors = Object.getOwnPropertyDescriptors(object) as Record<
-    string,
-    PropertyDescriptor
-  >;
-  for (const key of Object.keys(descriptors)) {
-    const descriptor = descriptors[key];
-    const inner = `${at}[${JSON.stringify(key)}]`;
-    if (descriptor?.enumerable !== true) throw new NotJson(`${where(inner)} is not enumerable`);
-    const item = dataValue(descriptor, inner);
+  for (const key of own as string[]) {
+    const descriptor = Reflect.getOwnPropertyDescriptor(object, key);
+    walk.at.push(key);
+    if (descriptor?.enumerable !== true) throw new NotJson(`${where(walk)} is not enumerable`);
     // docs/decisions.md EPS-5 applies to the whole result only; inside, undefined would silently
     // vanish.
-    visit(item, walk, inner, depth + 1);
+    visit(dataValue(descriptor, walk), walk);
+    walk.at.pop();
     walk.bytes += key.length + 3;
   }
 }
 
-function dataValue(descriptor: PropertyDescriptor | undefined, at: string): unknown {
-  if (descriptor === undefined) throw new NotJson(`${where(at)} is missing`);
+/** A property's value, read from its descriptor: a getter is reported, never called. */
+function dataValue(descriptor: PropertyDescriptor | undefined, walk: Walk): unknown {
+  if (descriptor === undefined) throw new NotJson(`${where(walk)} is missing`);
   if (!Object.hasOwn(descriptor, "value"))
-    throw new NotJson(`${where(at)} is a getter or setter, not data`);
+    throw new NotJson(`${where(walk)} is a getter or setter, not data`);
   return descriptor.value;
 }

@@ -53,7 +53,11 @@ export interface SandboxPoolOptions {
   resourceLimits?: ResourceLimits;
   /** Limits on one expression result and on the patched object. */
   resultLimits?: Partial<ResultLimits>;
-  /** Jobs of one applyBatch call packed into one message at most; default 256. */
+  /**
+   * Jobs of one applyBatch call packed into one message at most; default 1024. A child is idle
+   * for a round trip between two messages (about 1 ms on a busy machine), which 256 small objects
+   * (5 us each) did not hide: it was idle 40% of the time.
+   */
   maxJobsPerMessage?: number;
   /** How long a child may take to start or to compile a config before it counts as hung; default 10 s. */
   startupMs?: number;
@@ -104,7 +108,7 @@ export class SandboxPool {
     this.deadlineMs = positiveInt(options.deadlineMs, 100);
     const limits = resolveLimits(options.resourceLimits);
     const resultLimits = { ...DEFAULT_RESULT_LIMITS, ...options.resultLimits };
-    this.maxJobsPerMessage = positiveInt(options.maxJobsPerMessage, 256);
+    this.maxJobsPerMessage = positiveInt(options.maxJobsPerMessage, 1024);
     this.settings = {
       limits,
       resultLimits,

@@ -1,7 +1,7 @@
 // What a sandbox child sends back, checked before the server uses it: a child is untrusted, and a
 // malformed result fails that one object, never the server.
 import { PatchError } from "../types.js";
-import type { SandboxResult, WireError, WireResult } from "./protocol.js";
+import type { SandboxResult, WireError, WireSandboxResult } from "./protocol.js";
 
 export type BatchResult = { ok: true; value: SandboxResult } | { ok: false; error: PatchError };
 
@@ -25,30 +25,42 @@ export function patchErrorOf(error: WireError): PatchError {
   return new PatchError(error.message, error.patchIndex, error.path, options);
 }
 
-/** A child's result, checked: anything malformed fails that object only. */
-export function fromWire(raw: unknown): BatchResult {
-  const r = raw as Partial<Omit<Extract<WireResult, { ok: true }>, "ok">> & {
-    ok?: unknown;
-    error?: unknown;
-  };
-  if (r === null || typeof r !== "object") return malformed();
-  if (r.ok === false) {
-    const error = wireError(r.error);
-    if (error === undefined) return malformed();
-    return { ok: false, error: patchErrorOf(error) };
-  }
-  const { objectUtf8, explain, warnings, references } = r;
-  if (
-    r.ok !== true ||
-    !(objectUtf8 instanceof Uint8Array) ||
-    !Array.isArray(explain) ||
-    !Array.isArray(warnings) ||
-    !warnings.every(isString) ||
-    !Array.isArray(references)
-  ) {
-    return malformed();
-  }
-  return { ok: true, value: new DecodedOnRead(objectUtf8, explain, warnings, references) };
+/**
+ * The results of one `results` message, checked: an ok result's object is the bytes from where
+ * the previous ok result's ended up to its `end` (protocol.ts). Anything malformed fails that
+ * object only.
+ */
+export function fromWire(results: readonly unknown[], bytes: Uint8Array): BatchResult[] {
+  let start = 0;
+  return results.map((raw) => {
+    const r = raw as Partial<Omit<WireSandboxResult, "ok">> & { ok?: unknown; error?: unknown };
+    if (r === null || typeof r !== "object") return malformed();
+    if (r.ok === false) {
+      const error = wireError(r.error);
+      if (error === undefined) return malformed();
+      return { ok: false, error: patchErrorOf(error) };
+    }
+    const { end } = r;
+    // Left out when empty (protocol.ts); anything else present must be a list.
+    const explain = r.explain === undefined ? [] : r.explain;
+    const warnings = r.warnings === undefined ? [] : r.warnings;
+    const references = r.references === undefined ? [] : r.references;
+    if (
+      r.ok !== true ||
+      !Number.isInteger(end) ||
+      end! < start ||
+      end! > bytes.length ||
+      !Array.isArray(explain) ||
+      !Array.isArray(warnings) ||
+      !warnings.every(isString) ||
+      !Array.isArray(references)
+    ) {
+      return malformed();
+    }
+    const objectUtf8 = bytes.subarray(start, end);
+    start = end!;
+    return { ok: true, value: new DecodedOnRead(objectUtf8, explain, warnings, references) };
+  });
 }
 
 /** A SandboxResult whose `objectJson` is decoded from the child's bytes when first read. */
