@@ -1,6 +1,7 @@
 // Starting and stopping test-rig processes under supervise.js, on free loopback ports.
 
 import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createServer, type AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
@@ -62,13 +63,51 @@ export function supervise(
   };
 }
 
-export function freePort(): Promise<number> {
+/**
+ * A port on 127.0.0.1 that nothing listens on now, for a process started later. Taken below the
+ * kernel's ephemeral range when there is room: a port from that range (what listen(0) gives) is
+ * also what every outgoing connection on the machine is given, and a test's many connections took
+ * such a port between the pick and the listen ("the port is in use"). Below it, only another
+ * pick can collide, and random picks from some 17,000 ports rarely do.
+ */
+export async function freePort(): Promise<number> {
+  const [low] = ephemeralRange();
+  const floor = 15_000;
+  for (let attempt = 0; low - floor > 1000 && attempt < 20; attempt++) {
+    const port = floor + Math.floor(Math.random() * (low - floor));
+    if (await bindable(port)) return port;
+  }
+  return listenPort(0);
+}
+
+function ephemeralRange(): [number, number] {
+  try {
+    const [low, high] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8")
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    if (low && high) return [low, high];
+  } catch {
+    // Not Linux: the range is unknown, so listen(0) it is.
+  }
+  return [0, 0];
+}
+
+async function bindable(port: number): Promise<boolean> {
+  try {
+    return (await listenPort(port)) === port;
+  } catch {
+    return false;
+  }
+}
+
+function listenPort(port: number): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const srv = createServer();
     srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => resolvePort(port));
+    srv.listen(port, "127.0.0.1", () => {
+      const bound = (srv.address() as AddressInfo).port;
+      srv.close(() => resolvePort(bound));
     });
   });
 }
