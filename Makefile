@@ -74,7 +74,7 @@ $(PLUGIN_BUNDLE): $(STAMP) Makefile $(BUILD_INFO_STAMP)
 # the bundle (which removes plugin/dist), from the same sources.
 plugin-binary: $(PLUGIN_BINARY)
 # What make test, make bench and make release build: the executable where it can be built.
-PLUGIN_BINARY_HERE := $(if $(filter Linux,$(shell uname -s)),plugin-binary)
+PLUGIN_BINARY_HERE := $(if $(filter Linux,$(shell uname -s 2>/dev/null)),plugin-binary)
 
 $(PLUGIN_BINARY): $(PLUGIN_BUNDLE) build/plugin-binary.mjs plugin/bin/kubectl_complete-accesskey
 	node build/plugin-binary.mjs $@
