@@ -287,7 +287,10 @@ interface Login {
       let atA: Login;
       try {
         atA = await login(a, k.token);
-        await sleep(1100); // a later second, so two writes would be two values
+        // B logs in early in the next second: two writes would be two values, and B's login
+        // stays within the interval of A's whole second (a fixed 1.1 s after a login late in its
+        // second put B's two seconds on, making a second write due by the rule, not by the race).
+        await sleep(1050 - (Date.now() % 1000));
         const atB = await login(b, k.token);
         assert.ok(atA.authenticated && atB.authenticated);
         await until(
