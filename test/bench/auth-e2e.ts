@@ -21,6 +21,7 @@ import { httpsRequest } from "../support/https-client.js";
 import { KubeTestClient } from "../support/kube/kube-client.js";
 import { until } from "../support/until.js";
 import { clientCert } from "../support/kube/pki.js";
+import { role, roleBindingToUser } from "../support/kube/rbac.js";
 import { medianOf, percentile, rangeOf } from "./latency-stats.js";
 import { atMost, recordSkipped, recordTarget } from "./targets.js";
 import {
@@ -97,21 +98,10 @@ async function grantGet(cluster: VgateCluster): Promise<void> {
     metadata: { name: CONFIGMAP, namespace: NAMESPACE },
     data: { greeting: "hello" },
   });
-  const rbac = "rbac.authorization.k8s.io/v1";
-  await admin.apply({
-    apiVersion: rbac,
-    kind: "Role",
-    metadata: { name: "bench-reader", namespace: NAMESPACE },
-    // Any name: the new-name mode GETs ConfigMaps that do not exist (404 once authorized).
-    rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"] }],
-  });
-  await admin.apply({
-    apiVersion: rbac,
-    kind: "RoleBinding",
-    metadata: { name: "bench-reader", namespace: NAMESPACE },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "bench-reader" },
-    subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: USER }],
-  });
+  // Any name: the new-name mode GETs ConfigMaps that do not exist (404 once authorized).
+  const getConfigMaps = { apiGroups: [""], resources: ["configmaps"], verbs: ["get"] };
+  await admin.apply(role("bench-reader", NAMESPACE, [getConfigMaps]));
+  await admin.apply(roleBindingToUser("bench-reader", NAMESPACE, "bench-reader", USER));
 }
 
 /** An access key of USER, made as a user would (vgate's mutating webhook fills in spec.key). */

@@ -47,6 +47,22 @@ export function clusterRoleBinding(
   };
 }
 
+/** A namespaced Role. */
+export function role(name: string, namespace: string, rules: readonly PolicyRule[]): KubeObject {
+  return { apiVersion: RBAC, kind: "Role", metadata: { name, namespace }, rules: [...rules] };
+}
+
+/** A RoleBinding of the Role `role` in `namespace` to one user. */
+export function roleBindingToUser(name: string, namespace: string, role: string, user: string) {
+  return {
+    apiVersion: RBAC,
+    kind: "RoleBinding",
+    metadata: { name, namespace },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: role },
+    subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: user }],
+  } satisfies KubeObject;
+}
+
 export interface Access {
   user: string;
   groups?: readonly string[];

@@ -18,6 +18,7 @@ import {
 import { httpsRequest } from "../../support/https-client.js";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
 import { KubeTestClient } from "../../support/kube/kube-client.js";
+import { role, roleBindingToUser } from "../../support/kube/rbac.js";
 import { metricValue } from "../../support/prometheus-text.js";
 import { until } from "../../support/until.js";
 
@@ -64,20 +65,9 @@ interface Outcome {
         metadata: { name: CONFIGMAP, namespace: NAMESPACE },
         data: { greeting: "hello" },
       });
-      const rbac = "rbac.authorization.k8s.io/v1";
-      await admin.apply({
-        apiVersion: rbac,
-        kind: "Role",
-        metadata: { name: "reader", namespace: NAMESPACE },
-        rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"] }],
-      });
-      await admin.apply({
-        apiVersion: rbac,
-        kind: "RoleBinding",
-        metadata: { name: "reader", namespace: NAMESPACE },
-        roleRef: { apiGroup: rbac.split("/")[0], kind: "Role", name: "reader" },
-        subjects: [{ apiGroup: rbac.split("/")[0], kind: "User", name: USER }],
-      });
+      const getConfigMaps = { apiGroups: [""], resources: ["configmaps"], verbs: ["get"] };
+      await admin.apply(role("reader", NAMESPACE, [getConfigMaps]));
+      await admin.apply(roleBindingToUser("reader", NAMESPACE, "reader", USER));
     });
 
     after(async () => {
