@@ -137,8 +137,8 @@ export class ApiClient implements KubeApi {
     // refuses a duplicate name with 409 AlreadyExists after admission; the cache only makes our
     // early answer faster, never less safe. While unsynced we ask the API server as before.
     if (this.accessKeys?.synced()) {
-      const cached = this.accessKeys.get(name);
-      return cached ? structuredClone(cached) : null;
+      // The cache's packed store parses each get anew: the caller's copy is its own already.
+      return this.accessKeys.get(name) ?? null;
     }
     const { group, version, resource } = this.identity;
     const check = `check whether ${resource}.${group} ${JSON.stringify(name)} exists`;
