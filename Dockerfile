@@ -49,6 +49,7 @@ COPY webhook/bin/vgate ./webhook/bin/vgate
 # A numeric non-root user (distroless's "nonroot"), so the kubelet can check runAsNonRoot.
 USER 65532:65532
 EXPOSE 8443
-# The launcher sets vgate's heap flags (its #! line, run through /usr/bin/env -S).
+# The launcher sets vgate's heap flags and glibc's malloc tunable (its #! line, run through
+# /usr/bin/env -S).
 ENTRYPOINT ["/app/webhook/bin/vgate"]
 CMD ["--help"]
