@@ -11,8 +11,8 @@ export const command: Command = {
   name: "delete",
   summary: "Delete access keys",
   usage: "delete NAME... [--wait] [flags]",
-  description: `Delete OwnedAccessKeys. A deleted key stops working at once for new logins (the API
-server may cache a successful login for up to 2 minutes). With --wait the command returns only when
+  description: `Delete OwnedAccessKeys. kube-apiserver refuses a deleted key within a second (it may keep
+vgate's answer to one request for 500 ms). With --wait the command returns only when
 each key is gone, which is after its finalizers are removed.`,
   examples: `# Revoke a key
 kubectl accesskey delete ci
