@@ -1,6 +1,6 @@
 // kubectl accesskey rotate NAME: a new key, generated here and printed once (sent as its hash when
-// vgate stores keys hashed, stored-key.ts); name, owner, scope, labels and the rest are kept. The old key stops working (up to the API server's 2-minute token
-// cache).
+// vgate stores keys hashed, stored-key.ts); name, owner, scope, labels and the rest are kept. The
+// old key is refused within a second (the authorization webhook checks the login's key-id).
 
 import { generateAccessKey } from "../../../webhook/src/shared/key-generation.js";
 import type { Command, CommandContext } from "../cli/command.js";
