@@ -6,7 +6,8 @@ import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { parseOutput } from "../../../plugin/src/output/format.js";
 import { TABLE_FIELDS, tableRow } from "../../../plugin/src/output/access-key-table.js";
-import { KEY_MASK, maskSecrets, secretValues } from "../../../plugin/src/output/mask.js";
+import { KEY_MASK, keyForms, maskSecrets, secretValues } from "../../../plugin/src/output/mask.js";
+import { hashKey } from "../../../webhook/src/shared/key-hash.js";
 import { describeAccessKey, printObjects } from "../../../plugin/src/output/print.js";
 import { KIND_GROUP, NOW } from "./fixtures.js";
 
@@ -237,6 +238,16 @@ describe("masking keys by value", () => {
         },
       ),
       { numRuns: 300 },
+    );
+  });
+
+  it("property: a plain key's forms are itself, hashKey's sha256:<hex> and the hex", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "binary", minLength: 1, maxLength: 40 }), (key) => {
+        fc.pre(!/^sha256:[0-9a-f]{64}$/.test(key));
+        const hashed = hashKey(key);
+        assert.deepEqual(keyForms(key), [key, hashed, hashed.slice("sha256:".length)]);
+      }),
     );
   });
 });
