@@ -15,6 +15,7 @@ import { cell } from "./cells.js";
 import { isJsonObject } from "./go-values.js";
 import { humanDuration } from "./human-duration.js";
 import { shownStatus } from "./key-status.js";
+import type { FieldTree } from "./mask.js";
 
 export const NEVER = "<never>";
 const SCOPE_ENTRIES_SHOWN = 3;
@@ -139,6 +140,29 @@ function groupsCell(object: unknown): string {
   const groups = list(ownPath(object, ["spec", "groups"])).filter((g) => typeof g === "string");
   return cell(groups.join(","));
 }
+
+/**
+ * Every field tableRow reads from `shown`: the printer masks only these (mask.ts maskSecrets'
+ * `fields`). A field read but not listed here would print as missing, never unmasked.
+ */
+export const TABLE_FIELDS: FieldTree = {
+  metadata: { name: true, creationTimestamp: true },
+  spec: {
+    displayName: true,
+    user: true,
+    team: true,
+    subject: true,
+    type: true,
+    scope: true,
+    rules: true,
+    allowLoftCli: true,
+    ttl: true,
+    ttlAfterLastActivity: true,
+    groups: true,
+    description: true,
+  },
+  status: { lastActivity: true },
+};
 
 /**
  * One row of the list table. STATUS is read from `stored` (a short plain key is Weak); every cell

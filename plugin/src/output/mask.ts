@@ -18,7 +18,7 @@
 
 import { hash } from "node:crypto";
 import { ownPath } from "../../../webhook/src/shared/own-path.js";
-import { HASH_PREFIX, hashKey, isStoredHash } from "../../../webhook/src/shared/key-hash.js";
+import { HASH_PREFIX, isStoredHash } from "../../../webhook/src/shared/key-hash.js";
 import { isJsonObject, type JsonObject } from "./go-values.js";
 
 /** What a masked secret reads as; never a valid key (keys are URL-safe base64 or sha256:<hex>). */
@@ -58,8 +58,9 @@ const sha256Hex = (text: string) => hash("sha256", text, "hex");
  */
 export function keyForms(key: string): string[] {
   if (isStoredHash(key)) return [key, key.slice(HASH_PREFIX.length)];
-  const hashed = hashKey(key);
-  return [key, hashed, hashed.slice(HASH_PREFIX.length)];
+  // hashKey's `sha256:<hex>`, one-shot: every object of a list has its key hashed.
+  const hex = sha256Hex(key);
+  return [key, `${HASH_PREFIX}${hex}`, hex];
 }
 
 function withHashes(key: string, into: Set<string>): void {
@@ -144,57 +145,116 @@ function jsonForms(secret: string): string[] {
   return [...new Set([js, go])];
 }
 
+/**
+ * A secret with the texts it is replaced in, worked out once per object rather than once per
+ * string (a list masks thousands of strings): a long one's own text and JSON forms, a short one's
+ * JSON forms in quotes.
+ */
+interface Needle {
+  secret: string;
+  long: boolean;
+  forms: readonly string[];
+}
+
+function needles(secrets: readonly string[]): Needle[] {
+  return secrets.map((secret) => {
+    const long = secret.length >= MIN_SUBSTRING;
+    const forms = long
+      ? [...new Set([secret, ...jsonForms(secret)])]
+      : jsonForms(secret).map((form) => `"${form}"`);
+    return { secret, long, forms };
+  });
+}
+
+const QUOTED_MASK = `"${KEY_MASK}"`;
+
 /** `text` with every occurrence of the secrets masked (short ones only where they stand alone). */
 export function maskText(text: string, secrets: readonly string[]): string {
+  return maskWith(text, needles(secrets));
+}
+
+function maskWith(text: string, found: readonly Needle[]): string {
   let out = text;
-  for (const secret of secrets) {
+  for (const { secret, long, forms } of found) {
     if (out === secret) return KEY_MASK;
-    if (secret.length >= MIN_SUBSTRING) {
-      for (const form of new Set([secret, ...jsonForms(secret)])) {
-        out = out.split(form).join(KEY_MASK);
-      }
-    } else {
-      for (const form of jsonForms(secret)) out = out.split(`"${form}"`).join(`"${KEY_MASK}"`);
+    // includes() first: most strings hold no secret, and split/join would copy them.
+    for (const form of forms) {
+      if (out.includes(form)) out = out.split(form).join(long ? KEY_MASK : QUOTED_MASK);
     }
   }
   return out;
+}
+
+/** Whether strings() would look into `text` as JSON: what it starts with, spaces aside. */
+function mayHoldJson(text: string): boolean {
+  const start = text.trimStart()[0];
+  return start === "{" || start === "[" || start === '"';
 }
 
 /**
  * A string masked, and then checked: if JSON inside it still decodes to a secret (written with
  * escapes no form above matches, such as `\u0061`), the whole string is masked.
  */
-function maskString(text: string, secrets: readonly string[]): string {
-  const masked = maskText(text, secrets);
-  if (masked === KEY_MASK) return masked;
+function maskString(text: string, found: readonly Needle[]): string {
+  const masked = maskWith(text, found);
+  if (masked === KEY_MASK || !mayHoldJson(masked)) return masked;
   for (const inner of strings(masked)) {
     if (inner === masked) continue;
-    const hit = secrets.some((s) => (s.length >= MIN_SUBSTRING ? inner.includes(s) : inner === s));
+    const hit = found.some(({ secret, long }) =>
+      long ? inner.includes(secret) : inner === secret,
+    );
     if (hit) return KEY_MASK;
   }
   return masked;
 }
 
-function maskValue(value: unknown, secrets: readonly string[]): unknown {
-  if (typeof value === "string") return maskString(value, secrets);
-  if (Array.isArray(value)) return value.map((v) => maskValue(v, secrets));
+function maskValue(value: unknown, found: readonly Needle[]): unknown {
+  if (typeof value === "string") return maskString(value, found);
+  if (Array.isArray(value)) return value.map((v) => maskValue(v, found));
   if (isJsonObject(value)) {
     // fromEntries defines own properties: a "__proto__" key stays a key.
     return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [maskString(k, secrets), maskValue(v, secrets)]),
+      Object.entries(value).map(([k, v]) => [maskString(k, found), maskValue(v, found)]),
     );
   }
   return value;
 }
 
-/** A copy of `object` with its secrets masked wherever they appear (see the top of this file). */
-export function maskSecrets(object: unknown, opts: MaskOptions = {}): unknown {
+/** Fields by name: `true` for the whole value, or the fields wanted inside it. */
+export interface FieldTree {
+  readonly [field: string]: true | FieldTree;
+}
+
+/**
+ * A copy of `object` with its secrets masked wherever they appear (see the top of this file).
+ * With `fields`, the copy holds only those fields (by their masked names), masked as the whole
+ * copy would have them: a printer that reads a few fields masks no more than those. A field left
+ * out is missing from the copy, never unmasked.
+ */
+export function maskSecrets(object: unknown, opts: MaskOptions = {}, fields?: FieldTree): unknown {
   if (!isJsonObject(object)) return object;
   const paths = opts.showKey ? IDP_SECRETS : [["spec", "key"], ...IDP_SECRETS];
   let out = object;
   for (const path of paths) out = maskPath(out, path);
   const secrets = secretValues(object, opts);
-  return secrets.length === 0 ? out : maskValue(out, secrets);
+  if (secrets.length === 0) return out;
+  return fields ? maskFields(out, fields, needles(secrets)) : maskValue(out, needles(secrets));
+}
+
+/** maskValue of an object, keeping only `fields` of it (matched by masked name, as printed). */
+function maskFields(obj: JsonObject, fields: FieldTree, found: readonly Needle[]): unknown {
+  const entries: [string, unknown][] = [];
+  for (const [k, v] of Object.entries(obj)) {
+    const name = maskString(k, found);
+    if (!Object.hasOwn(fields, name)) continue;
+    const inner = fields[name]!;
+    entries.push([
+      name,
+      inner !== true && isJsonObject(v) ? maskFields(v, inner, found) : maskValue(v, found),
+    ]);
+  }
+  // As in maskValue: own properties, and the last of two keys masked alike wins.
+  return Object.fromEntries(entries);
 }
 
 /** Copies only the objects along `path`; leaves the value alone unless it is a non-empty string. */

@@ -16,7 +16,7 @@
 
 import { goQuote } from "../../../webhook/src/shared/go-quote.js";
 import { OutputError, parseErrorMessage, type OutputFormat } from "./format.js";
-import { tableHeaders, tableRow } from "./access-key-table.js";
+import { TABLE_FIELDS, tableHeaders, tableRow } from "./access-key-table.js";
 import { printCustomColumns } from "./custom-columns.js";
 import { goJson, isJsonObject } from "./go-values.js";
 import { goYaml } from "./go-yaml.js";
@@ -139,7 +139,9 @@ function printTable(objects: readonly unknown[], opts: PrintOptions, wide: boole
   if (sorted.length === 0) return "";
   const now = opts.now ?? Date.now();
   // The status is read from the object as stored (a weak key is Weak), the cells from the masked one.
-  const rows = sorted.map((o) => tableRow(o, wide, now, maskSecrets(o, maskOptions(opts))));
+  const rows = sorted.map((o) =>
+    tableRow(o, wide, now, maskSecrets(o, maskOptions(opts), TABLE_FIELDS)),
+  );
   return formatColumns(opts.noHeaders ? rows : [tableHeaders(wide), ...rows]);
 }
 

@@ -5,7 +5,9 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { parseOutput } from "../../../plugin/src/output/format.js";
-import { KEY_MASK, maskSecrets, secretValues } from "../../../plugin/src/output/mask.js";
+import { TABLE_FIELDS, tableRow } from "../../../plugin/src/output/access-key-table.js";
+import { KEY_MASK, keyForms, maskSecrets, secretValues } from "../../../plugin/src/output/mask.js";
+import { hashKey } from "../../../webhook/src/shared/key-hash.js";
 import { describeAccessKey, printObjects } from "../../../plugin/src/output/print.js";
 import { KIND_GROUP, NOW } from "./fixtures.js";
 
@@ -183,6 +185,69 @@ describe("masking keys by value", () => {
         },
       ),
       { numRuns: 300 },
+    );
+  });
+
+  it("property: the table masks only the fields it shows, each as the whole masked object has it", () => {
+    // Keys that are field names too: masking renames a map key equal to a secret.
+    const names = fc.constantFrom(
+      "name",
+      "spec",
+      "user",
+      "scope",
+      "role",
+      "description",
+      "metadata",
+    );
+    const keyChars = fc.constantFrom(...'abcXYZ019-_<>&"\\');
+    fc.assert(
+      fc.property(
+        fc.oneof(names, fc.string({ unit: keyChars, minLength: 1, maxLength: 24 })),
+        fc.string({ maxLength: 8 }),
+        fc.boolean(),
+        fc.boolean(),
+        (key, text, hashed, generated) => {
+          const placed = `${text}${key}`;
+          const o = {
+            metadata: {
+              name: placed,
+              creationTimestamp: "2026-03-01T00:00:00Z",
+              annotations: { a: JSON.stringify({ key }) },
+              [key]: key,
+            },
+            spec: {
+              key: hashed ? `sha256:${sha(key)}` : key,
+              [key]: { role: key },
+              displayName: key,
+              user: `"${key}"`,
+              type: JSON.stringify([key]),
+              scope: { roles: [{ role: key }], projects: [{ project: placed }], [key]: [] },
+              ttl: 3600,
+              groups: [key, placed],
+              description: `uses ${key}`,
+            },
+            status: { lastActivity: "2026-03-01T00:00:00Z" },
+          };
+          const opts = generated ? { generated: [placed] } : {};
+          for (const wide of [false, true]) {
+            assert.deepEqual(
+              tableRow(o, wide, NOW, maskSecrets(o, opts, TABLE_FIELDS)),
+              tableRow(o, wide, NOW, maskSecrets(o, opts)),
+            );
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("property: a plain key's forms are itself, hashKey's sha256:<hex> and the hex", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "binary", minLength: 1, maxLength: 40 }), (key) => {
+        fc.pre(!/^sha256:[0-9a-f]{64}$/.test(key));
+        const hashed = hashKey(key);
+        assert.deepEqual(keyForms(key), [key, hashed, hashed.slice("sha256:".length)]);
+      }),
     );
   });
 });
