@@ -4,7 +4,7 @@
 import { types } from "node:util";
 import { applyPatches, compilePatches } from "../engine.js";
 import { resolverFromObjects } from "../reference-resolver.js";
-import { copyJson } from "../traverse.js";
+import { copyTree } from "../traverse.js";
 import {
   PatchError,
   TO_HOST_KEYWORDS,
@@ -182,7 +182,7 @@ export function makeRunner(
     if (fn === null || fn === undefined) {
       throw new Error(`there is no expression for direction ${direction}`);
     }
-    const input = copyJson(value);
+    const input = copyTree(value);
     const frozenContext = Object.freeze(context);
     let out: unknown;
     progress.expression(patchIndex);
