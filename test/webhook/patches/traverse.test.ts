@@ -92,6 +92,14 @@ describe("patches/traverse", () => {
     assert.deepEqual(findMatches(doc, []), []);
   });
 
+  it("a match carries the value found, null where that value is null", () => {
+    const values = (path: string) => findMatches(doc, parsePath(path)).map((m) => m.value);
+    assert.deepEqual(values("subsets[*].addresses[*].ip"), ["1", "2", "3"]);
+    assert.deepEqual(values("metadata.annotations.*"), ["zero", "x", null]);
+    assert.deepEqual(values("subsets[1]"), [{ addresses: [{ ip: "3" }] }]);
+    for (const m of findMatches(doc, parsePath("*"))) assert.equal(m.value, readMatch(m));
+  });
+
   it("reads, writes and deletes through a match", () => {
     const root = copyJson(doc) as { metadata: { annotations: Record<string, Json> } };
     const [m] = findMatches(root, parsePath(`metadata.annotations["a.b"]`));

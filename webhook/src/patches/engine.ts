@@ -7,14 +7,7 @@
 import { applyLabelsPatch } from "./labels-patch.js";
 import { canonicalPath, parsePath, PathSyntaxError } from "./path.js";
 import { applyReferencePatch, type ResolvedReference } from "./reference.js";
-import {
-  copyJson,
-  deleteMatch,
-  findMatches,
-  readMatch,
-  writeMatch,
-  type Match,
-} from "./traverse.js";
+import { copyJson, deleteMatch, findMatches, writeMatch, type Match } from "./traverse.js";
 import {
   PatchError,
   type CompiledPatch,
@@ -191,7 +184,7 @@ function applyPatch(run: Run, patch: CompiledPatch): void {
   // The notes are for explain only.
   const notes = run.options.explain === true ? new Set<string>() : undefined;
   for (const match of matches) {
-    const outcome = decide(run, patch, mode, readMatch(match), match.path, false);
+    const outcome = decide(run, patch, mode, match.value, match.path, false);
     applyOutcome(patch, mode, match, outcome);
     if (outcome.note !== undefined) notes?.add(outcome.note);
   }

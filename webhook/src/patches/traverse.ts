@@ -14,6 +14,11 @@ import { isObject } from "../shared/json.js";
 export interface Match {
   parent: JsonObject | Json[];
   key: string | number;
+  /**
+   * `parent[key]` when the walk found it (null for a missing value): a match's value changes only
+   * through the match itself, as the matches of one path are distinct places at one depth.
+   */
+  value: Json;
   /** formatMatchedPath of the keys from the root, built along the walk: parents share their prefix. */
   path: string;
 }
@@ -72,7 +77,7 @@ function visit(
 ): void {
   const part = matchedPathPart(key);
   const path = depth === 0 ? part : `${prefix}.${part}`;
-  if (depth === w.segments.length - 1) w.out.push({ parent, key, path });
+  if (depth === w.segments.length - 1) w.out.push({ parent, key, value: child ?? null, path });
   else walk(child ?? null, w, depth + 1, path);
 }
 
