@@ -3,6 +3,7 @@ import { describe, it } from "mocha";
 import { parsePath } from "../../../webhook/src/patches/path.js";
 import {
   copyJson,
+  copyTree,
   deleteMatch,
   findMatches,
   readMatch,
@@ -10,7 +11,19 @@ import {
 } from "../../../webhook/src/patches/traverse.js";
 import type { Json } from "../../../webhook/src/patches/types.js";
 
-const matched = (root: Json, path: string) => findMatches(root, parsePath(path)).map((m) => m.keys);
+/** The keys from `root` to each match: the way down to its parent, found by identity, then its key. */
+const matched = (root: Json, path: string) =>
+  findMatches(root, parsePath(path)).map((m) => [...keysTo(root, m.parent)!, m.key]);
+
+function keysTo(from: Json, target: object): (string | number)[] | undefined {
+  if (from === target) return [];
+  if (typeof from !== "object" || from === null) return undefined;
+  for (const [key, child] of Object.entries(from)) {
+    const below = keysTo(child, target);
+    if (below !== undefined) return [Array.isArray(from) ? Number(key) : key, ...below];
+  }
+  return undefined;
+}
 
 describe("patches/traverse", () => {
   const doc: Json = {
@@ -79,6 +92,14 @@ describe("patches/traverse", () => {
     assert.deepEqual(findMatches(doc, []), []);
   });
 
+  it("a match carries the value found, null where that value is null", () => {
+    const values = (path: string) => findMatches(doc, parsePath(path)).map((m) => m.value);
+    assert.deepEqual(values("subsets[*].addresses[*].ip"), ["1", "2", "3"]);
+    assert.deepEqual(values("metadata.annotations.*"), ["zero", "x", null]);
+    assert.deepEqual(values("subsets[1]"), [{ addresses: [{ ip: "3" }] }]);
+    for (const m of findMatches(doc, parsePath("*"))) assert.equal(m.value, readMatch(m));
+  });
+
   it("reads, writes and deletes through a match", () => {
     const root = copyJson(doc) as { metadata: { annotations: Record<string, Json> } };
     const [m] = findMatches(root, parsePath(`metadata.annotations["a.b"]`));
@@ -130,6 +151,28 @@ describe("patches/traverse", () => {
         Object.isFrozen(frozen) && Object.isFrozen(frozen.a) && Object.isFrozen(frozen.a.b),
       );
       assert.ok(!Object.isFrozen(copyJson({ a: {} })));
+    });
+  });
+
+  describe("copyTree", () => {
+    it("copies parsed JSON deeply, as copyJson does, keeping a __proto__ key an own key", () => {
+      const text =
+        '{"a":[1,-0,{"b":null,"__proto__":{"p":[true]}}],"0":"zero","s":"x","__proto__":[]}';
+      const tree = JSON.parse(text) as Json;
+      const copy = copyTree(tree);
+      assert.deepStrictEqual(copy, copyJson(tree));
+      assert.equal(JSON.stringify(copy), JSON.stringify(tree));
+      assert.ok(Object.hasOwn(copy as object, "__proto__"));
+      assert.equal(Object.getPrototypeOf(copy), Object.prototype);
+      const shared = (v: unknown, w: unknown): boolean =>
+        typeof v === "object" &&
+        v !== null &&
+        (v === w || Object.keys(v).some((k) => shared((v as never)[k], (w as never)[k])));
+      assert.equal(shared(copy, tree), false);
+    });
+
+    it("returns scalars as they are", () => {
+      for (const v of ["s", 1, -0, true, null] as Json[]) assert.ok(Object.is(copyTree(v), v));
     });
   });
 });

@@ -7,14 +7,7 @@
 import { applyLabelsPatch } from "./labels-patch.js";
 import { canonicalPath, parsePath, PathSyntaxError } from "./path.js";
 import { applyReferencePatch, type ResolvedReference } from "./reference.js";
-import {
-  copyJson,
-  deleteMatch,
-  findMatches,
-  readMatch,
-  writeMatch,
-  type Match,
-} from "./traverse.js";
+import { copyJson, deleteMatch, findMatches, writeMatch, type Match } from "./traverse.js";
 import {
   PatchError,
   type CompiledPatch,
@@ -61,6 +54,12 @@ export interface ApplyOptions {
   explain?: boolean;
   /** Which keyword runs in which direction for the kind patched (default: TO_HOST_KEYWORDS). */
   keywords?: DirectionKeywords;
+  /**
+   * `run` returns checked plain JSON that it made for this call and nobody else holds (the
+   * sandbox's runner copies in its check, sandbox/json-result.ts), so the engine keeps it as it is
+   * instead of copying it again. Without it, the engine copies every result.
+   */
+  ownedResults?: boolean;
 }
 
 export interface ApplyResult {
@@ -182,13 +181,14 @@ function applyPatch(run: Run, patch: CompiledPatch): void {
     record(run, patch, "skip", [], "path not found");
     return;
   }
-  const notes = new Set<string>();
+  // The notes are for explain only.
+  const notes = run.options.explain === true ? new Set<string>() : undefined;
   for (const match of matches) {
-    const outcome = decide(run, patch, mode, readMatch(match), match.path, false);
+    const outcome = decide(run, patch, mode, match.value, match.path, false);
     applyOutcome(patch, mode, match, outcome);
-    if (outcome.note !== undefined) notes.add(outcome.note);
+    if (outcome.note !== undefined) notes?.add(outcome.note);
   }
-  if (run.options.explain === true) {
+  if (notes !== undefined) {
     const matched = matches.map((m) => m.path);
     record(run, patch, mode, matched, notes.size > 0 ? [...notes].join("; ") : undefined);
   }
@@ -306,6 +306,7 @@ function runExpression(run: Run, patch: CompiledPatch, value: Json, path: string
     throw wrapError(err, patch, path);
   }
   if (result === null || result === undefined) return { kind: "delete" };
+  if (run.options.ownedResults === true) return { kind: "set", value: result as Json };
   try {
     return { kind: "set", value: copyJson(result) };
   } catch (err) {

@@ -10,12 +10,16 @@ import { indexKey, matchedPathPart } from "./path.js";
 import type { Json, JsonObject, PathSegment } from "./types.js";
 import { isObject } from "../shared/json.js";
 
-/** One matched location: `parent[key]` exists and is reached through `keys` from the root. */
+/** One matched location: `parent[key]` exists. */
 export interface Match {
   parent: JsonObject | Json[];
   key: string | number;
-  keys: (string | number)[];
-  /** formatMatchedPath(keys), built along the walk: parents share their prefix. */
+  /**
+   * `parent[key]` when the walk found it (null for a missing value): a match's value changes only
+   * through the match itself, as the matches of one path are distinct places at one depth.
+   */
+  value: Json;
+  /** formatMatchedPath of the keys from the root, built along the walk: parents share their prefix. */
   path: string;
 }
 
@@ -27,20 +31,18 @@ export function ownValue(object: JsonObject, key: string): Json | undefined {
 /**
  * Every location `segments` names in `root`, in document order (arrays by index, objects in key
  * order). The empty path names the root itself, which has no parent: callers handle it.
- * A depth-first walk over one shared key stack: this runs for every patch of every object, so it
- * allocates nothing but the matches themselves.
+ * A depth-first walk: this runs for every patch of every object, so it allocates nothing but the
+ * matches and their paths.
  */
 export function findMatches(root: Json, segments: readonly PathSegment[]): Match[] {
   const out: Match[] = [];
-  if (segments.length > 0) walk(root, { segments, keys: [], out }, 0, "");
+  if (segments.length > 0) walk(root, { segments, out }, 0, "");
   return out;
 }
 
 /** What stays the same through one walk. */
 interface Walk {
   segments: readonly PathSegment[];
-  /** The keys from the root to the value being visited. */
-  keys: (string | number)[];
   out: Match[];
 }
 
@@ -75,10 +77,8 @@ function visit(
 ): void {
   const part = matchedPathPart(key);
   const path = depth === 0 ? part : `${prefix}.${part}`;
-  w.keys.push(key);
-  if (depth === w.segments.length - 1) w.out.push({ parent, key, keys: w.keys.slice(), path });
+  if (depth === w.segments.length - 1) w.out.push({ parent, key, value: child ?? null, path });
   else walk(child ?? null, w, depth + 1, path);
-  w.keys.pop();
 }
 
 export function readMatch(match: Match): Json {
@@ -112,6 +112,23 @@ export function setOwn(object: JsonObject, key: string, value: Json): void {
     enumerable: true,
     configurable: true,
   });
+}
+
+/**
+ * A deep, mutable copy of the engine's own tree (what JSON.parse made, checked results, the
+ * translators' output): plain JSON with no cycle, so unlike copyJson it needs no type or cycle
+ * checks. Never for values from elsewhere.
+ */
+export function copyTree(value: Json): Json {
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) {
+    const array: Json[] = [];
+    for (let i = 0; i < value.length; i++) array.push(copyTree(value[i]!));
+    return array;
+  }
+  const object: JsonObject = {};
+  for (const key of Object.keys(value)) setOwn(object, key, copyTree(value[key]!));
+  return object;
 }
 
 /**

@@ -4,7 +4,7 @@
 import { types } from "node:util";
 import { applyPatches, compilePatches } from "../engine.js";
 import { resolverFromObjects } from "../reference-resolver.js";
-import { copyJson } from "../traverse.js";
+import { copyTree } from "../traverse.js";
 import {
   PatchError,
   TO_HOST_KEYWORDS,
@@ -123,6 +123,7 @@ export function runJob(
         vcluster: config.vcluster,
         keywords: config.keywords,
         run: makeRunner(fns, job.direction, progress, limits),
+        ownedResults: true, // checkResult's copy
         explain: job.explain === true,
         resolver: job.referenceObjectsJson
           ? resolverFromObjects(referenceObjects(job.referenceObjectsJson))
@@ -168,7 +169,7 @@ function optionalJson(text: string | undefined, field: string): Json {
 /**
  * The ExpressionRunner: a private, mutable copy of `value` per call (so `value.sort()` works and
  * cannot touch the object being patched), the engine's frozen context, and a plain-JSON check of
- * the result before the engine sees it.
+ * the result before the engine sees it, which hands the engine a fresh copy (ownedResults).
  */
 export function makeRunner(
   fns: readonly (CompiledExpression | null)[],
@@ -181,7 +182,7 @@ export function makeRunner(
     if (fn === null || fn === undefined) {
       throw new Error(`there is no expression for direction ${direction}`);
     }
-    const input = copyJson(value);
+    const input = copyTree(value);
     const frozenContext = Object.freeze(context);
     let out: unknown;
     progress.expression(patchIndex);

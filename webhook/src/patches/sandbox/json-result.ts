@@ -1,8 +1,10 @@
-// Checks that an expression's result is plain JSON before the engine touches it. The walk never
-// runs guest code: proxies are refused before any trap could fire and properties are read through
-// their descriptors, so a getter is reported, not called.
+// Checks that an expression's result is plain JSON before the engine touches it, and copies it in
+// the same walk: the engine gets a fresh tree that no guest holds, so it needs no copy of its own.
+// The walk never runs guest code: proxies are refused before any trap could fire and properties
+// are read through their descriptors, so a getter is reported, not called.
 import { types } from "node:util";
-import type { Json } from "../types.js";
+import { setOwn } from "../traverse.js";
+import type { Json, JsonObject } from "../types.js";
 import { DEFAULT_RESULT_LIMITS, type ResultLimits } from "./protocol.js";
 
 export type CheckedResult = { ok: true; value: Json | undefined } | { ok: false; error: string };
@@ -25,18 +27,24 @@ class NotJson extends Error {}
 /**
  * A top-level `undefined` is allowed (docs/decisions.md EPS-5: it deletes the key); anything
  * JSON.stringify would drop, change or choke on anywhere else is an error naming where it was
- * found.
+ * found. An ok value is a copy: plain objects (Object.prototype, a `__proto__` key kept as an own
+ * key) and dense arrays, shared subtrees copied once per place they appear.
  */
 export function checkResult(value: unknown, limits = DEFAULT_RESULT_LIMITS): CheckedResult {
   if (value === undefined) return { ok: true, value: undefined };
+  // Most results are one string: the walk's checks for it, with no walk.
+  if (typeof value === "string" && value.length + 2 <= limits.maxBytes && limits.maxNodes >= 1) {
+    return { ok: true, value };
+  }
   const walk: Walk = { limits, nodes: 0, bytes: 0, ancestors: undefined, at: [] };
+  let copy: Json;
   try {
-    visit(value, walk);
+    copy = visit(value, walk);
   } catch (err) {
     if (err instanceof NotJson) return { ok: false, error: err.message };
     throw err;
   }
-  return { ok: true, value: value as Json };
+  return { ok: true, value: copy };
 }
 
 /** `the result`, or `result["a"][0]`: where the walk is. */
@@ -61,18 +69,25 @@ function count(walk: Walk, bytes: number): void {
   }
 }
 
-function visit(value: unknown, walk: Walk): void {
+/** The value's copy; strings, numbers and booleans are their own. */
+function visit(value: unknown, walk: Walk): Json {
   switch (typeof value) {
     case "string":
-      return count(walk, value.length + 2);
+      count(walk, value.length + 2);
+      return value;
     case "boolean":
-      return count(walk, 5);
+      count(walk, 5);
+      return value;
     case "number":
       if (!Number.isFinite(value))
         throw new NotJson(`${where(walk)} is ${String(value)}, which JSON cannot hold`);
-      return count(walk, 8);
+      count(walk, 8);
+      return value;
     case "object":
-      if (value === null) return count(walk, 4);
+      if (value === null) {
+        count(walk, 4);
+        return null;
+      }
       return visitContainer(value, walk);
     case "undefined":
       throw new NotJson(`${where(walk)} is undefined; only a whole result may be undefined`);
@@ -81,7 +96,7 @@ function visit(value: unknown, walk: Walk): void {
   }
 }
 
-function visitContainer(value: object, walk: Walk): void {
+function visitContainer(value: object, walk: Walk): Json {
   if (types.isProxy(value)) throw new NotJson(`${where(walk)} is a Proxy, which is not plain JSON`);
   if (walk.at.length >= walk.limits.maxDepth) {
     throw new NotJson(`the result is nested deeper than ${walk.limits.maxDepth} levels`);
@@ -96,9 +111,9 @@ function visitContainer(value: object, walk: Walk): void {
   }
   count(walk, 2);
   walk.ancestors.add(value);
-  if (array) visitArray(value as unknown[], walk);
-  else visitObject(value, walk);
+  const copy = array ? visitArray(value as unknown[], walk) : visitObject(value, walk);
   walk.ancestors.delete(value);
+  return copy;
 }
 
 /** Brand checks only: Object.prototype.toString would read a guest-defined Symbol.toStringTag. */
@@ -118,7 +133,7 @@ function describeObject(value: object): string {
   return "an object with a custom prototype";
 }
 
-function visitArray(array: unknown[], walk: Walk): void {
+function visitArray(array: unknown[], walk: Walk): Json[] {
   const length = array.length;
   // A sparse `new Array(1e9)` must not be walked index by index.
   if (length > walk.limits.maxNodes) {
@@ -130,29 +145,33 @@ function visitArray(array: unknown[], walk: Walk): void {
   if (own.length !== length + 1 || own[length] !== "length") {
     throw new NotJson(`${where(walk)} is an array with holes or extra properties`);
   }
+  const copy: Json[] = [];
   for (let i = 0; i < length; i++) {
     walk.at.push(i);
-    visit(dataValue(Reflect.getOwnPropertyDescriptor(array, i), walk), walk);
+    copy.push(visit(dataValue(Reflect.getOwnPropertyDescriptor(array, i), walk), walk));
     walk.at.pop();
   }
+  return copy;
 }
 
-function visitObject(object: object, walk: Walk): void {
+function visitObject(object: object, walk: Walk): JsonObject {
   const own = Reflect.ownKeys(object);
   // Symbols come last.
   if (own.length > 0 && typeof own[own.length - 1] === "symbol") {
     throw new NotJson(`${where(walk)} has symbol keys, which JSON cannot hold`);
   }
+  const copy: JsonObject = {};
   for (const key of own as string[]) {
     const descriptor = Reflect.getOwnPropertyDescriptor(object, key);
     walk.at.push(key);
     if (descriptor?.enumerable !== true) throw new NotJson(`${where(walk)} is not enumerable`);
     // docs/decisions.md EPS-5 applies to the whole result only; inside, undefined would silently
     // vanish.
-    visit(dataValue(descriptor, walk), walk);
+    setOwn(copy, key, visit(dataValue(descriptor, walk), walk));
     walk.at.pop();
     walk.bytes += key.length + 3;
   }
+  return copy;
 }
 
 /** A property's value, read from its descriptor: a getter is reported, never called. */
