@@ -105,8 +105,10 @@ export class AccessKeyApi {
     return list.items ?? [];
   }
 
-  async create(obj: KubeObject): Promise<KubeObject> {
-    return (await this.call("POST", this.collection(), obj)) as KubeObject;
+  /** `dryRun`: the server runs admission (webhooks too) and stores nothing (?dryRun=All). */
+  async create(obj: KubeObject, opts: { dryRun?: boolean } = {}): Promise<KubeObject> {
+    const path = `${this.collection()}${opts.dryRun ? "?dryRun=All" : ""}`;
+    return (await this.call("POST", path, obj)) as KubeObject;
   }
 
   async replace(obj: KubeObject): Promise<KubeObject> {
