@@ -85,7 +85,10 @@ async function candidatesFor(
     };
   }
   if (name === "completion")
-    return { candidates: [{ value: "bash" }, { value: "zsh" }], directive: NO_FILES };
+    return {
+      candidates: ["bash", "zsh", "fish"].map((value) => ({ value })),
+      directive: NO_FILES,
+    };
   if (!NAMED.has(name)) return { candidates: [], directive: NO_FILES };
   const positionals = rest.filter(
     (w, i) => !w.startsWith("-") && !valueFlags(options).has(rest[i - 1] ?? ""),
