@@ -316,5 +316,8 @@ describe("kubectl accesskey: help, usage and client errors", function () {
     assert.equal(output.stdout, "yaml\n:4\n");
     const template = await plugin(["__complete", "get", "-o", "jsonp"]);
     assert.equal(template.stdout, "jsonpath=\n:6\n");
+    // create prints no table: no wide, no custom-columns.
+    const create = await plugin(["__complete", "create", "ci", "-o", ""]);
+    assert.equal(create.stdout, "json\nyaml\nname\njsonpath=\n:4\n");
   });
 });
