@@ -4,6 +4,7 @@
 // nothing, the server one after vgate's webhooks had their say.
 
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
@@ -63,6 +64,36 @@ const dir = suiteTempDir("accesskey-create-output-");
       assert.equal(obj.spec["key"], await storedKey(n));
       // kubectl's JSONPrinter: 4 spaces.
       assert.ok(r.stdout.startsWith('{\n    "apiVersion": '), r.stdout);
+    });
+
+    it("a hash sent (storage unknown): --show-key prints the key, else neither key nor hash", async () => {
+      // No vgate-info in that namespace: the plugin sends only sha256:<hex> of the key (OAK-24).
+      const elsewhere = ["--vgate-namespace", `none-${RUN_ID}`];
+      const n = name("hashed");
+      const r = await asErin(["create", n, "-o", "json", "--show-key", ...elsewhere]);
+      assert.equal(r.code, 0, r.stderr);
+      const key = (JSON.parse(r.stdout) as { spec: { key: string } }).spec.key;
+      assert.match(key, /^[A-Za-z0-9_-]{43}$/);
+      const hex = createHash("sha256").update(key).digest("hex");
+      assert.equal(await storedKey(n), `sha256:${hex}`);
+      const m = name("hashed-masked");
+      const out = join(dir, "hashed.kubeconfig");
+      const masked = await asErin([
+        "create",
+        m,
+        "-o",
+        "yaml",
+        "--kubeconfig-out",
+        out,
+        ...elsewhere,
+      ]);
+      assert.equal(masked.code, 0, masked.stderr);
+      const stored = (await storedKey(m)).slice("sha256:".length);
+      assert.ok(masked.stdout.includes("  key: REDACTED\n"), masked.stdout);
+      assert.ok(!masked.stdout.includes(stored), "the hash is masked too");
+      const token = /token: "([^"]+)"/.exec(readFileSync(out, "utf8"))?.[1] ?? "";
+      assert.equal(createHash("sha256").update(token).digest("hex"), stored);
+      assert.ok(!masked.stdout.includes(token));
     });
 
     it("-o yaml|json without --show-key or --kubeconfig-out: refused before a key is made", async () => {
