@@ -148,6 +148,14 @@ function started(args: string[], kubeconfig: string) {
         assert.equal(mine.stderr, theirs.stderr);
         assert.match(mine.stdout, new RegExp(`^NAME .*\\n(.*\\n)*${n} `));
         // The keys as they are, aligned as one table.
+        // Nothing to show: what kubectl get -w says (on stderr) and prints.
+        const none = ["-l", `none=${RUN_ID}`, "-w", "--request-timeout", "2s"];
+        const mineEmpty = await kubectl(["accesskey", "list", ...none], { kubeconfig: wendy });
+        const theirsEmpty = await kubectl(["get", "oak", ...none], { kubeconfig: wendy });
+        assert.deepEqual(
+          [mineEmpty.code, mineEmpty.stdout, mineEmpty.stderr],
+          [theirsEmpty.code, theirsEmpty.stdout, theirsEmpty.stderr],
+        );
         const [header, ...rows] = mine.stdout.trimEnd().split("\n");
         const expires = header!.indexOf("EXPIRES");
         for (const row of rows) assert.match(row.slice(expires), /^<never> /, mine.stdout);
