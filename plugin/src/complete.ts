@@ -31,6 +31,8 @@ const NAMED = new Set([
 /** Accepted for kubectl's sake, and ignored: not worth offering. */
 const HIDDEN_FLAGS = new Set(["namespace", "cache-dir"]);
 const OUTPUT_FORMATS = ["json", "yaml", "name", "wide", "jsonpath=", "custom-columns="];
+/** create prints no table (kubectl create's printers). */
+const CREATE_OUTPUT_FORMATS = ["json", "yaml", "name", "jsonpath="];
 const SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 export async function complete(
@@ -71,7 +73,9 @@ async function candidatesFor(
     ...command?.options,
   };
   const previous = words.at(-1);
-  if (previous && valueFlags(options).has(previous)) return flagValue(previous, options, env);
+  if (previous && valueFlags(options).has(previous)) {
+    return flagValue(previous, options, env, name === "create");
+  }
   if (current.startsWith("-")) {
     const flags = Object.keys(options)
       .filter((f) => !HIDDEN_FLAGS.has(f))
@@ -85,7 +89,10 @@ async function candidatesFor(
     };
   }
   if (name === "completion")
-    return { candidates: [{ value: "bash" }, { value: "zsh" }], directive: NO_FILES };
+    return {
+      candidates: ["bash", "zsh", "fish"].map((value) => ({ value })),
+      directive: NO_FILES,
+    };
   if (!NAMED.has(name)) return { candidates: [], directive: NO_FILES };
   const positionals = rest.filter(
     (w, i) => !w.startsWith("-") && !valueFlags(options).has(rest[i - 1] ?? ""),
@@ -103,10 +110,11 @@ async function flagValue(
   flag: string,
   options: Options,
   env: NodeJS.ProcessEnv,
+  create: boolean,
 ): Promise<{ candidates: Candidate[]; directive: number }> {
   if (flag === "-o" || flag === "--output") {
     return {
-      candidates: OUTPUT_FORMATS.map((value) => ({ value })),
+      candidates: (create ? CREATE_OUTPUT_FORMATS : OUTPUT_FORMATS).map((value) => ({ value })),
       directive: NO_FILES | NO_SPACE,
     };
   }

@@ -6,7 +6,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { COMMANDS } from "../../plugin/src/commands/registry.js";
 import { execFile } from "node:child_process";
-import { plugin, pluginEnv } from "./plugin-run.js";
+import { HAVE_FISH, plugin, pluginEnv } from "./plugin-run.js";
+import { repoRoot } from "../support/fixtures.js";
 import { suiteTempDir } from "../support/temp-dir.js";
 
 const dir = suiteTempDir("accesskey-cli-");
@@ -249,16 +250,47 @@ describe("kubectl accesskey: help, usage and client errors", function () {
     assert.match(r.stderr, /^error: cannot use the kubeconfig: .*/);
   });
 
-  it("completion bash|zsh print scripts that call __complete", async () => {
-    for (const shell of ["bash", "zsh"]) {
+  it("completion bash|zsh|fish print scripts that call __complete", async () => {
+    for (const shell of ["bash", "zsh", "fish"]) {
       const r = await plugin(["completion", shell]);
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stdout, /kubectl-accesskey __complete/);
     }
-    const bad = await plugin(["completion", "fish"]);
+    const bad = await plugin(["completion", "tcsh"]);
     assert.equal(bad.code, 1);
-    assert.equal(bad.stderr, "error: completion needs one shell: bash or zsh\n");
+    assert.equal(bad.stderr, "error: completion needs one shell: bash, zsh or fish\n");
   });
+
+  (HAVE_FISH ? it : it.skip)(
+    `the fish script completes commands, -o values and file names when sourced${HAVE_FISH ? "" : " (skipped: no fish)"}`,
+    async () => {
+      const script = [
+        "kubectl-accesskey completion fish | source",
+        'complete -C "kubectl-accesskey ro"',
+        "echo ---",
+        'complete -C "kubectl-accesskey get -o j"',
+        "echo ---",
+        'complete -C "kubectl-accesskey completion f"',
+        "echo ---",
+        // --kubeconfig takes a file: the directive lets fish complete paths.
+        `complete -C "kubectl-accesskey get --kubeconfig ${repoRoot}/Makef"`,
+        "echo ---",
+        // -o takes no file: nothing, not the files of the directory.
+        'complete -C "kubectl-accesskey get -o Makef"',
+      ].join("\n");
+      const r = await new Promise<{ out: string; err: string }>((done) =>
+        execFile("fish", ["-c", script], { env: pluginEnv(), cwd: repoRoot }, (_e, out, err) =>
+          done({ out, err }),
+        ),
+      );
+      assert.equal(
+        r.out,
+        "rotate\tGive an access key a new secret and print it once\n---\njson\njsonpath=\n---\n" +
+          `fish\n---\n${repoRoot}/Makefile\n---\n`,
+        r.err,
+      );
+    },
+  );
 
   it("the bash script completes commands and -o values when sourced", async () => {
     const script = [
@@ -284,5 +316,8 @@ describe("kubectl accesskey: help, usage and client errors", function () {
     assert.equal(output.stdout, "yaml\n:4\n");
     const template = await plugin(["__complete", "get", "-o", "jsonp"]);
     assert.equal(template.stdout, "jsonpath=\n:6\n");
+    // create prints no table: no wide, no custom-columns.
+    const create = await plugin(["__complete", "create", "ci", "-o", ""]);
+    assert.equal(create.stdout, "json\nyaml\nname\njsonpath=\n:4\n");
   });
 });

@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import { HAVE_KUBECTL, KUBECTL_SKIP_REASON } from "../support/kubectl.js";
 import { pluginCluster, RUN_ID, type PluginCluster } from "./plugin-cluster.js";
-import { kubectl, plugin } from "./plugin-run.js";
+import { execFile } from "node:child_process";
+import { HAVE_FISH, kubectl, plugin, pluginEnv } from "./plugin-run.js";
 import { testTempDir } from "../support/temp-dir.js";
 
 const withKube = HAVE_KUBE ? describe : describe.skip;
@@ -207,6 +208,31 @@ withKube(
           { kubeconfig: dave },
         );
         assert.match(files.stdout, /^:0\n$/);
+      },
+    );
+
+    (HAVE_FISH && HAVE_KUBECTL ? it : it.skip)(
+      `fish completes key names: kubectl-accesskey's script, and kubectl's for kubectl accesskey${HAVE_FISH ? "" : " (skipped: no fish)"}${KUBECTL_SKIP_REASON}`,
+      async () => {
+        const script = [
+          "kubectl-accesskey completion fish | source",
+          "kubectl completion fish | source",
+          'complete -C "kubectl-accesskey describe k"',
+          "echo ---",
+          'complete -C "kubectl accesskey delete k1"',
+        ].join("\n");
+        const r = await new Promise<{ out: string; err: string }>((done) =>
+          execFile(
+            "fish",
+            ["-c", script],
+            { env: pluginEnv({ kubeconfig: dave }) },
+            (_e, out, err) => done({ out, err }),
+          ),
+        );
+        const [own, viaKubectl] = r.out.split("---\n");
+        assert.ok(own?.includes(`k1-${daveName}\n`), r.out + r.err);
+        assert.ok(own?.includes(`k2-${daveName}\n`), r.out + r.err);
+        assert.equal(viaKubectl, `k1-${daveName}\n`, r.out + r.err);
       },
     );
   },

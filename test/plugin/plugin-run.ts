@@ -3,7 +3,7 @@
 // process (a fault proxy) keep answering while the plugin waits on them. The environment is clean:
 // no KUBECONFIG, no in-cluster variables, and a HOME of its own (no ~/.kube/config).
 
-import { execFile } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { delimiter, join, resolve } from "node:path";
 import { repoRoot } from "../support/fixtures.js";
 import { processTempDir } from "../support/temp-dir.js";
@@ -12,6 +12,9 @@ export const PLUGIN_BIN_DIR = resolve(repoRoot, "plugin/bin");
 export const PLUGIN = join(PLUGIN_BIN_DIR, "kubectl-accesskey");
 /** make plugin-binary's single executable (Linux only), which the krew archive ships. */
 export const SINGLE_BINARY = resolve(repoRoot, "plugin/dist/bin/kubectl-accesskey");
+
+/** Whether fish is installed, for the tests of `completion fish` (skipped without it). */
+export const HAVE_FISH = spawnSync("fish", ["--version"]).status === 0;
 
 export interface Run {
   code: number;

@@ -126,6 +126,22 @@ export function normalize(argv: readonly string[]): string[] {
   return out;
 }
 
+/**
+ * Flags that take an optional value (pflag's NoOptDefVal): given bare, they hold this value, and
+ * the next word is not theirs (`--dry-run client` is --dry-run=unchanged and the argument
+ * "client", as in kubectl).
+ */
+export const NO_VALUE_DEFAULTS: Readonly<Record<string, string>> = { "dry-run": "unchanged" };
+
+function withNoValueDefaults(args: readonly string[], options: Options): string[] {
+  return args.map((a) => {
+    const name = a.startsWith("--") ? a.slice(2) : undefined;
+    const value =
+      name !== undefined && Object.hasOwn(options, name) ? NO_VALUE_DEFAULTS[name] : undefined;
+    return value === undefined ? a : `${a}=${value}`;
+  });
+}
+
 type ParsedValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
 /**
@@ -139,6 +155,7 @@ export function parseFlags(
   options: Options,
 ): { values: ParsedValues; positionals: string[] } {
   const usageOf = `kubectl accesskey ${command}`;
+  args = withNoValueDefaults(args, options);
   const { tokens } = parseArgs({
     args,
     options,

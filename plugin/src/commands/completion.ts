@@ -1,4 +1,4 @@
-// kubectl accesskey completion bash|zsh: completion for the kubectl-accesskey command itself. For
+// kubectl accesskey completion bash|zsh|fish: completion for the kubectl-accesskey command itself. For
 // `kubectl accesskey …`, kubectl (>= 1.26) completes through kubectl_complete-accesskey, which
 // asks `kubectl-accesskey __complete` the same questions.
 
@@ -7,15 +7,18 @@ import { CliError } from "../cli/errors.js";
 
 export const command: Command = {
   name: "completion",
-  summary: "Print a shell completion script (bash, zsh)",
-  usage: "completion bash|zsh",
+  summary: "Print a shell completion script (bash, zsh, fish)",
+  usage: "completion bash|zsh|fish",
   description: `Print a completion script for kubectl-accesskey. kubectl accesskey itself completes
 through kubectl's own completion once kubectl_complete-accesskey is on the PATH (kubectl >= 1.26).`,
   examples: `# bash, for this shell
 source <(kubectl accesskey completion bash)
 
 # zsh, for this shell
-source <(kubectl accesskey completion zsh)`,
+source <(kubectl accesskey completion zsh)
+
+# fish, for this shell
+kubectl accesskey completion fish | source`,
   options: {},
   flagHelp: [],
   run,
@@ -61,11 +64,40 @@ _kubectl_accesskey() {
 compdef _kubectl_accesskey kubectl-accesskey
 `;
 
+// As cobra's fish script: ask __complete with the words before the cursor and the current one,
+// take `value<TAB>help` lines (fish shows the help), and fall back to file names unless the
+// directive says no files (4).
+const FISH = `# fish completion for kubectl-accesskey
+function __kubectl_accesskey_complete
+    set -l words (commandline -opc)
+    set -e words[1]
+    set -l current (commandline -ct)
+    set -l out (kubectl-accesskey __complete $words "$current" 2>/dev/null)
+    or return
+    set -l directive (string replace -r '^:' '' -- $out[-1])
+    set -e out[-1]
+    set -l candidates (string match -v -- '' $out)
+    if test (count $candidates) -gt 0
+        printf '%s\\n' $candidates
+    else if test (math --scale 0 "$directive / 4 % 2") -eq 0
+        __fish_complete_path "$current"
+    end
+end
+complete -c kubectl-accesskey -f -a '(__kubectl_accesskey_complete)'
+`;
+
+const SCRIPTS: Readonly<Record<string, string>> = {
+  bash: BASH,
+  zsh: ZSH,
+  fish: FISH,
+};
+
 async function run(ctx: CommandContext): Promise<number> {
   const shell = ctx.positionals[0];
-  if (ctx.positionals.length !== 1 || (shell !== "bash" && shell !== "zsh")) {
-    throw new CliError("completion needs one shell: bash or zsh");
+  const script = shell !== undefined && Object.hasOwn(SCRIPTS, shell) ? SCRIPTS[shell] : undefined;
+  if (ctx.positionals.length !== 1 || script === undefined) {
+    throw new CliError("completion needs one shell: bash, zsh or fish");
   }
-  ctx.io.out(shell === "bash" ? BASH : ZSH);
+  ctx.io.out(script);
   return 0;
 }

@@ -1,14 +1,23 @@
 // kubectl accesskey create [NAME]: the plugin makes the key (docs/decisions.md OAK-8: 256 bits from a
 // CSPRNG, base64url) and sends it, or only its hash when vgate stores keys hashed (stored-key.ts).
 // The key goes to stdout exactly once; everything else goes to stderr, so KEY=$(… create ci) works.
+// -o and --dry-run as kubectl create has them (docs/decisions.md OAK-37): the object printed is
+// masked as every printed object is (OAK-33), so a -o that would not show the key needs somewhere
+// else to keep it, or the key would be lost: --show-key (spec.key holds the key itself, also where
+// the server stores its hash) or --kubeconfig-out. A dry run stores nothing, so it needs neither.
 
 import { generateAccessKey } from "../../../webhook/src/shared/key-generation.js";
 import type { Command, CommandContext } from "../cli/command.js";
+import { dryRunSuffix, parseDryRun, type DryRun } from "../cli/dry-run.js";
 import { CliError, errorLine } from "../cli/errors.js";
+import type { OutputFormat } from "../output/format.js";
 import { keyKubeconfig } from "../keys/kubeconfig-file.js";
 import { SecretFile } from "../keys/secret-file.js";
 import { keyToSend } from "../keys/stored-key.js";
+import type { KubeObject } from "../kube/api.js";
+import { isJsonObject } from "../output/go-values.js";
 import { keyForms } from "../output/mask.js";
+import { escapeTerminal } from "../output/terminal-text.js";
 import { parseTtl } from "../keys/ttl.js";
 
 export const command: Command = {
@@ -26,7 +35,13 @@ KEY=$(kubectl accesskey create ci)
 kubectl accesskey create deploy --ttl 30d --project web --kubeconfig-out deploy.kubeconfig
 
 # A key that expires after 12 hours without use, with a generated name
-kubectl accesskey create --generate-name ci- --ttl 12h --ttl-after-last-activity`,
+kubectl accesskey create --generate-name ci- --ttl 12h --ttl-after-last-activity
+
+# Check with the server (vgate's webhooks included) that the key would be accepted; nothing is stored
+kubectl accesskey create deploy --project web --dry-run=server -o yaml
+
+# The created object as JSON, the key in spec.key
+kubectl accesskey create ci -o json --show-key`,
   options: {
     "generate-name": { type: "string" },
     "display-name": { type: "string" },
@@ -43,6 +58,9 @@ kubectl accesskey create --generate-name ci- --ttl 12h --ttl-after-last-activity
     team: { type: "string" },
     subject: { type: "string" },
     "kubeconfig-out": { type: "string" },
+    output: { type: "string", short: "o" },
+    "show-key": { type: "boolean" },
+    "dry-run": { type: "string" },
   },
   flagHelp: [
     { flag: "--generate-name=''", text: "A name prefix; the server adds 5 random characters" },
@@ -63,6 +81,18 @@ kubectl accesskey create --generate-name ci- --ttl 12h --ttl-after-last-activity
       flag: "--kubeconfig-out=''",
       text: "Also write a kubeconfig that logs in with the key to this file (mode 0600)",
     },
+    {
+      flag: "-o, --output=''",
+      text: "json|yaml|name|jsonpath=…: print the created key's object (default: the key alone)",
+    },
+    {
+      flag: "--show-key=false",
+      text: "With -o json|yaml|jsonpath: the key in spec.key instead of REDACTED",
+    },
+    {
+      flag: "--dry-run='none'",
+      text: "client: send nothing; server: the server checks the key (webhooks too), stores nothing",
+    },
   ],
   run,
 };
@@ -78,6 +108,7 @@ async function run(ctx: CommandContext): Promise<number> {
       `only one of --user, --team and --subject may be given (got ${owners.map((o) => `--${o}`).join(", ")})`,
     );
   const spec = buildSpec(ctx);
+  const { dryRun, format } = await printing(ctx);
   const out = ctx.string("kubeconfig-out");
   if (out === "-") {
     // Standard output carries the key alone (docs/decisions.md OAK-13, OPS-23).
@@ -92,14 +123,14 @@ async function run(ctx: CommandContext): Promise<number> {
     const api = await ctx.api();
     const key = generateAccessKey();
     ctx.addGeneratedKey(key, keyForms(key));
-    const body = {
-      apiVersion: api.identity.apiVersion,
-      kind: api.identity.kind,
-      metadata: name ? { name } : { generateName: generateName ?? "accesskey-" },
-      spec: { ...spec, key: await keyToSend(api, ctx.vgateNamespace, key) },
-    };
+    const metadata = name ? { name } : { generateName: generateName ?? "accesskey-" };
+    const body = { apiVersion: api.identity.apiVersion, kind: api.identity.kind, metadata, spec };
+    // A client dry run sends nothing, not even the question of how keys are stored.
+    const sent = dryRun === "client" ? key : await keyToSend(api, ctx.vgateNamespace, key);
+    const request = { ...body, spec: { ...spec, key: sent } };
     // An error that quotes what was sent is redacted where it is printed (main.ts).
-    const created = await api.create(body);
+    const created =
+      dryRun === "client" ? request : await api.create(request, { dryRun: dryRun === "server" });
     const createdName = created.metadata?.name ?? name ?? "";
     const done = `${api.kindGroup}/${createdName} created`;
     if (file) {
@@ -119,12 +150,94 @@ async function run(ctx: CommandContext): Promise<number> {
         return 1;
       }
     }
+    if (format || dryRun !== "none") {
+      await printCreated(ctx, created, { format, dryRun, key, sent });
+      return 0;
+    }
     ctx.io.out(`${key}\n`);
     ctx.io.err(`${done}${out ? ` (kubeconfig written to ${out})` : ""}\n`);
     return 0;
   } finally {
     await file?.discard();
   }
+}
+
+/** --dry-run and -o, checked against --kubeconfig-out and --show-key before anything is made. */
+async function printing(
+  ctx: CommandContext,
+): Promise<{ dryRun: DryRun; format: OutputFormat | undefined }> {
+  const dryRun = parseDryRun(ctx.string("dry-run"), (line) => ctx.io.err(`Warning: ${line}\n`));
+  const format = await createOutput(ctx.string("output"));
+  const out = ctx.string("kubeconfig-out");
+  if (out !== undefined && dryRun !== "none") {
+    throw new CliError("--kubeconfig-out cannot be used with --dry-run: a dry run makes no key");
+  }
+  if (format && dryRun === "none" && out === undefined) keyKeptBy(format, ctx.flag("show-key"));
+  return { dryRun, format };
+}
+
+/** create's -o: undefined for the default (the key alone); kubectl create prints no table. */
+async function createOutput(value: string | undefined): Promise<OutputFormat | undefined> {
+  if (value === undefined) return undefined;
+  const { parseOutput } = await import("../output/format.js");
+  const format = value === "" || value === "wide" ? undefined : parseOutput(value);
+  if (!format || format.kind === "table" || format.kind === "custom-columns") {
+    throw new CliError(
+      `unable to match a printer suitable for the output format "${value}", allowed formats are: ${CREATE_FORMATS.join(",")}`,
+    );
+  }
+  return format;
+}
+
+const CREATE_FORMATS = ["json", "jsonpath", "jsonpath-as-json", "name", "yaml"];
+
+/**
+ * The key is shown once: a -o that prints it masked, or not at all, is refused before anything is
+ * made unless --kubeconfig-out keeps it (checked by the caller).
+ */
+function keyKeptBy(format: OutputFormat, showKey: boolean): void {
+  if (format.kind === "name") {
+    throw new CliError(
+      "-o name prints no key, and a new key is shown only once: add --kubeconfig-out FILE to keep it there, or leave out -o to print the key",
+    );
+  }
+  if (!showKey) {
+    throw new CliError(
+      `-o ${format.kind} prints the key as REDACTED, and a new key is shown only once: add --show-key to print it in spec.key, or --kubeconfig-out FILE to keep it there`,
+    );
+  }
+}
+
+/**
+ * What kubectl create prints with -o or --dry-run: `<kind>/<name> created (dry run)` on stdout
+ * (without -o), the name alone (-o name), or the object, masked unless --show-key; with --show-key
+ * spec.key holds the key itself, not the hash a hashed store keeps, since the key is what logs in.
+ */
+async function printCreated(
+  ctx: CommandContext,
+  created: KubeObject,
+  how: { format: OutputFormat | undefined; dryRun: DryRun; key: string; sent: string },
+): Promise<void> {
+  const api = await ctx.api();
+  const name = created.metadata?.name ?? "";
+  if (!how.format) {
+    ctx.io.out(`${api.kindGroup}/${escapeTerminal(name)} created${dryRunSuffix(how.dryRun)}\n`);
+    return;
+  }
+  const showKey = ctx.flag("show-key");
+  let shown = created;
+  const spec = created["spec"];
+  if (showKey && isJsonObject(spec) && spec["key"] === how.sent) {
+    shown = { ...created, spec: { ...spec, key: how.key } };
+  }
+  const { printObjects } = await import("../output/print.js");
+  ctx.io.out(
+    printObjects(
+      [shown],
+      { format: how.format, showKey, generated: ctx.generatedKeys, kindGroup: api.kindGroup },
+      false,
+    ),
+  );
 }
 
 function buildSpec(ctx: CommandContext): Record<string, unknown> {

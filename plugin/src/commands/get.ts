@@ -2,10 +2,11 @@
 // A missing name is reported after the keys that were found, and the exit code is then 1.
 
 import type { Command, CommandContext } from "../cli/command.js";
-import { errorLine, KubeError } from "../cli/errors.js";
+import { CliError, errorLine, KubeError } from "../cli/errors.js";
 import { checkOutput, printKeys } from "../cli/print-keys.js";
+import { WATCH_HELP, WATCH_OPTIONS, watchKeys } from "../cli/watch-keys.js";
 import type { KubeObject } from "../kube/api.js";
-import { isTable } from "./list.js";
+import { fieldSelectorValue, isTable } from "./list.js";
 
 export const command: Command = {
   name: "get",
@@ -21,11 +22,15 @@ kubectl accesskey get ci
 kubectl accesskey get ci deploy -o yaml
 
 # Names and expiry, kubectl's jsonpath templates
-kubectl accesskey get -o jsonpath='{range .items[*]}{.metadata.name}{"\\t"}{.spec.ttl}{"\\n"}{end}'`,
+kubectl accesskey get -o jsonpath='{range .items[*]}{.metadata.name}{"\\t"}{.spec.ttl}{"\\n"}{end}'
+
+# One key, then a row each time it changes (Ctrl-C to stop)
+kubectl accesskey get ci -w`,
   options: {
     selector: { type: "string", short: "l" },
     "field-selector": { type: "string" },
     "ignore-not-found": { type: "boolean" },
+    ...WATCH_OPTIONS,
   },
   flagHelp: [
     { flag: "-l, --selector=''", text: "Label selector (without NAME)" },
@@ -34,6 +39,7 @@ kubectl accesskey get -o jsonpath='{range .items[*]}{.metadata.name}{"\\t"}{.spe
       text: "Field selector (without NAME): spec.user, spec.team, spec.type",
     },
     { flag: "--ignore-not-found=false", text: "Say nothing about names that do not exist" },
+    ...WATCH_HELP,
   ],
   output: true,
   run,
@@ -42,6 +48,7 @@ kubectl accesskey get -o jsonpath='{range .items[*]}{.metadata.name}{"\\t"}{.spe
 async function run(ctx: CommandContext): Promise<number> {
   await checkOutput(ctx);
   const api = await ctx.api();
+  if (ctx.flag("watch") || ctx.flag("watch-only")) return watch(ctx);
   if (ctx.positionals.length === 0) {
     const items = await api.list({
       labelSelector: ctx.string("selector"),
@@ -70,4 +77,36 @@ async function run(ctx: CommandContext): Promise<number> {
   if (found.length > 0) await printKeys(ctx, found, ctx.positionals.length > 1);
   for (const line of errors) ctx.io.err(`${line}\n`);
   return errors.length > 0 ? 1 : 0;
+}
+
+/** get -w: every key (with the selectors), or one named key; kubectl watches no more than one name. */
+async function watch(ctx: CommandContext): Promise<number> {
+  const api = await ctx.api();
+  const names = ctx.positionals;
+  if (names.length > 1) {
+    throw new CliError(
+      `watch is only supported on individual resources and resource collections, but ${names.length} resources were found`,
+    );
+  }
+  const name = names[0];
+  if (name === undefined) {
+    const selection = {
+      labelSelector: ctx.string("selector"),
+      fieldSelector: ctx.string("field-selector"),
+    };
+    const { items, version } = await api.listWithVersion(selection);
+    return watchKeys(ctx, {
+      current: items,
+      resourceVersion: version,
+      skipFirst: false,
+      selection,
+    });
+  }
+  const current = await api.get(name);
+  return watchKeys(ctx, {
+    current: [current],
+    resourceVersion: "0",
+    skipFirst: true,
+    selection: { fieldSelector: `metadata.name=${fieldSelectorValue(name)}` },
+  });
 }

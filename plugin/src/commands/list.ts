@@ -4,6 +4,7 @@
 import type { Command, CommandContext } from "../cli/command.js";
 import { CliError } from "../cli/errors.js";
 import { checkOutput, printKeys } from "../cli/print-keys.js";
+import { WATCH_HELP, WATCH_OPTIONS, watchKeys } from "../cli/watch-keys.js";
 
 export const command: Command = {
   name: "list",
@@ -20,11 +21,15 @@ kubectl accesskey list
 kubectl accesskey list --all -o wide
 
 # Keys with a label, names only
-kubectl accesskey list --all -l team=ci -o name`,
+kubectl accesskey list --all -l team=ci -o name
+
+# Your keys, then a row for each change (Ctrl-C to stop)
+kubectl accesskey list -w`,
   options: {
     all: { type: "boolean", short: "A" },
     selector: { type: "string", short: "l" },
     "field-selector": { type: "string" },
+    ...WATCH_OPTIONS,
   },
   flagHelp: [
     { flag: "-A, --all=false", text: "Everyone's keys, not only yours" },
@@ -33,6 +38,7 @@ kubectl accesskey list --all -l team=ci -o name`,
       flag: "--field-selector=''",
       text: "Field selector: spec.user, spec.team, spec.type, metadata.name",
     },
+    ...WATCH_HELP,
   ],
   output: true,
   run,
@@ -50,10 +56,20 @@ async function run(ctx: CommandContext): Promise<number> {
     if (!userInfo.username) throw new CliError("the API server did not say who you are; use --all");
     selectors.unshift(`spec.user=${fieldSelectorValue(userInfo.username)}`);
   }
-  const items = await api.list({
+  const selection = {
     labelSelector: ctx.string("selector"),
     fieldSelector: selectors.join(",") || undefined,
-  });
+  };
+  if (ctx.flag("watch") || ctx.flag("watch-only")) {
+    const { items, version } = await api.listWithVersion(selection);
+    return watchKeys(ctx, {
+      current: items,
+      resourceVersion: version,
+      skipFirst: false,
+      selection,
+    });
+  }
+  const items = await api.list(selection);
   if (items.length === 0 && isTable(ctx.string("output"))) {
     ctx.io.err("No resources found\n");
     return 0;

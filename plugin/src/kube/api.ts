@@ -18,6 +18,15 @@ import { kubeconfigFix, systemErrorIn, systemErrorSentence } from "../os/system-
 import { ConnectionError, KubeconfigError, ResourceTypeError } from "./errors.js";
 import type { Connection } from "./connect.js";
 
+/** `?labelSelector=…&fieldSelector=…`, or "" for neither. */
+function listQuery(opts: ListOptions): string {
+  const query = new URLSearchParams();
+  if (opts.labelSelector) query.set("labelSelector", opts.labelSelector);
+  if (opts.fieldSelector) query.set("fieldSelector", opts.fieldSelector);
+  const qs = query.toString();
+  return qs ? `?${qs}` : "";
+}
+
 /** An object as the API returns it. */
 export type KubeObject = Record<string, unknown> & {
   metadata?: { name?: string; resourceVersion?: string; [k: string]: unknown };
@@ -95,18 +104,82 @@ export class AccessKeyApi {
   }
 
   async list(opts: ListOptions = {}): Promise<KubeObject[]> {
-    const query = new URLSearchParams();
-    if (opts.labelSelector) query.set("labelSelector", opts.labelSelector);
-    if (opts.fieldSelector) query.set("fieldSelector", opts.fieldSelector);
-    const qs = query.toString();
-    const list = (await this.call("GET", `${this.collection()}${qs ? `?${qs}` : ""}`)) as {
-      items?: KubeObject[];
-    };
-    return list.items ?? [];
+    return (await this.listWithVersion(opts)).items;
   }
 
-  async create(obj: KubeObject): Promise<KubeObject> {
-    return (await this.call("POST", this.collection(), obj)) as KubeObject;
+  /** `dryRun`: the server runs admission (webhooks too) and stores nothing (?dryRun=All). */
+  /**
+   * The list with its resourceVersion, where a watch of the same selection starts (kubectl get -w
+   * watches from the list's resourceVersion, so no change is missed nor shown twice).
+   */
+  async listWithVersion(opts: ListOptions = {}): Promise<{ items: KubeObject[]; version: string }> {
+    const list = (await this.call("GET", `${this.collection()}${listQuery(opts)}`)) as {
+      items?: KubeObject[];
+      metadata?: { resourceVersion?: string };
+    };
+    return { items: list.items ?? [], version: list.metadata?.resourceVersion ?? "" };
+  }
+
+  /**
+   * Watches the keys (`?watch=1`) from `resourceVersion`, calling `onEvent` for each ADDED,
+   * MODIFIED or DELETED event. Settles when the server ends the watch (after --request-timeout,
+   * or its own limit); an ERROR event or a refused watch is thrown as a KubeError.
+   */
+  watch(
+    opts: ListOptions & { resourceVersion: string },
+    onEvent: (type: string, obj: KubeObject) => void,
+  ): { done: Promise<void>; abort(): void } {
+    const query = new URLSearchParams(listQuery(opts).replace(/^\?/, ""));
+    query.set("watch", "1");
+    query.set("resourceVersion", opts.resourceVersion);
+    query.set("allowWatchBookmarks", "false");
+    let failure: unknown;
+    // --request-timeout is client-go's http.Client timeout: the watch ends then, without an error,
+    // as kubectl get -w ends (the server ignores ?timeout= for a watch).
+    let timedOut = false;
+    const timer =
+      this.timeoutMs > 0
+        ? setTimeout(() => {
+            timedOut = true;
+            stream.abort();
+          }, this.timeoutMs)
+        : undefined;
+    const stream = this.transport.stream(
+      `${this.collection()}?${query.toString()}`,
+      (line) => {
+        if (failure !== undefined || line.trim() === "") return;
+        const event = JSON.parse(line) as { type?: string; object?: KubeObject };
+        if (event.type === "ERROR") {
+          const code = (event.object as { code?: unknown } | undefined)?.code;
+          failure = statusError(typeof code === "number" ? code : 500, event.object);
+          stream.abort();
+          return;
+        }
+        if (event.type && event.type !== "BOOKMARK" && event.object)
+          onEvent(event.type, event.object);
+      },
+      { headers: this.connection.headers },
+    );
+    const done = (async () => {
+      let res: KubeResponse;
+      try {
+        res = await stream.done;
+      } catch (err) {
+        if (failure !== undefined) throw failure;
+        if (timedOut) return;
+        if (err instanceof TransportError) throw connectionError(err, this.connection.server);
+        throw err;
+      }
+      if (failure !== undefined) throw failure;
+      for (const warning of warnings(res.headers?.["warning"])) this.warn(warning);
+      if (res.status !== 200) throw statusError(res.status, res.body);
+    })().finally(() => clearTimeout(timer));
+    return { done, abort: () => stream.abort() };
+  }
+
+  async create(obj: KubeObject, opts: { dryRun?: boolean } = {}): Promise<KubeObject> {
+    const path = `${this.collection()}${opts.dryRun ? "?dryRun=All" : ""}`;
+    return (await this.call("POST", path, obj)) as KubeObject;
   }
 
   async replace(obj: KubeObject): Promise<KubeObject> {

@@ -145,14 +145,14 @@ export class KubeTransport {
    * GETs `path` and calls `onLine` with each line of a 200 answer as it arrives (a watch). The
    * deadline covers only the wait for the answer's headers; the stream itself may last for hours.
    */
-  stream(path: string, onLine: (line: string) => void): OpenStream {
+  stream(path: string, onLine: (line: string) => void, extras: RequestExtras = {}): OpenStream {
     let req: http.ClientRequest | undefined;
     let aborted = false;
     const done = (async () => {
       const { endpoint, headers } = await this.prepare();
       if (aborted) throw new TransportError("stream aborted", false);
       const res = await new Promise<KubeResponse>((resolve, reject) => {
-        req = this.openStream(endpoint, headers, path, onLine, resolve, reject);
+        req = this.openStream(endpoint, headers, path, onLine, resolve, reject, extras);
       });
       if (res.status === 401) this.auth = undefined;
       return res;
@@ -254,9 +254,10 @@ export class KubeTransport {
     onLine: (line: string) => void,
     resolve: (r: KubeResponse) => void,
     reject: (e: Error) => void,
+    extras: RequestExtras,
   ): http.ClientRequest {
     const { url, streamAgent } = endpoint;
-    const headers = { ...auth, Accept: "application/json" };
+    const headers = { ...extras.headers, ...auth, Accept: "application/json" };
     let timedOut = false;
     const fail = (err: Error) =>
       reject(timedOut ? timeoutError(this.options.timeoutMs) : this.unreachable(err));
