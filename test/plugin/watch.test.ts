@@ -10,6 +10,11 @@ import { pluginCluster, RUN_ID, type PluginCluster } from "./plugin-cluster.js";
 import { kubectl, plugin, pluginEnv, PLUGIN, type Run } from "./plugin-run.js";
 
 const KIND = "ownedaccesskey.management.loft.sh";
+/**
+ * For kubectl get: the short name oak warns on stderr when a test running alongside has made
+ * another group's OwnedAccessKey CRD, and stderr is compared here.
+ */
+const RESOURCE = "ownedaccesskeys.management.loft.sh";
 
 /** The plugin running, its output so far, and a way to wait until the output shows something. */
 function started(args: string[], kubeconfig: string) {
@@ -135,7 +140,7 @@ function started(args: string[], kubeconfig: string) {
         const theirs = await kubectl(
           [
             "get",
-            "oak",
+            RESOURCE,
             "-w",
             "--request-timeout",
             "2s",
@@ -151,7 +156,7 @@ function started(args: string[], kubeconfig: string) {
         // Nothing to show: what kubectl get -w says (on stderr) and prints.
         const none = ["-l", `none=${RUN_ID}`, "-w", "--request-timeout", "2s"];
         const mineEmpty = await kubectl(["accesskey", "list", ...none], { kubeconfig: wendy });
-        const theirsEmpty = await kubectl(["get", "oak", ...none], { kubeconfig: wendy });
+        const theirsEmpty = await kubectl(["get", RESOURCE, ...none], { kubeconfig: wendy });
         assert.deepEqual(
           [mineEmpty.code, mineEmpty.stdout, mineEmpty.stderr],
           [theirsEmpty.code, theirsEmpty.stdout, theirsEmpty.stderr],
