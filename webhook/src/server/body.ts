@@ -184,6 +184,13 @@ const CHUNKED_FIRST_BYTES = 64 * 1024;
  * not read (rstAvoidanceDelay), so that the client reads the answer before the reset.
  */
 const LINGER_MS = 500;
+/**
+ * Connections lingering at once. Under a flood of refused bodies each would hold its TLS state and
+ * buffers for LINGER_MS, so memory would follow the flood's rate; past this many, a connection is
+ * closed at once, as Node would close it.
+ */
+const MAX_LINGERING = 64;
+let lingering = 0;
 
 /**
  * Answers with `Connection: close`, and closes gently. Node destroys such a socket as soon as the
@@ -196,8 +203,16 @@ function closeAfterAnswer(res: ServerResponse): void {
   const socket = res.socket;
   if (!socket) return;
   socket.destroySoon = () => {
+    if (lingering >= MAX_LINGERING) {
+      socket.destroy();
+      return;
+    }
+    lingering++;
     socket.end();
-    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    setTimeout(() => {
+      lingering--;
+      socket.destroy();
+    }, LINGER_MS).unref();
   };
 }
 
