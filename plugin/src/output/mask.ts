@@ -18,7 +18,7 @@
 
 import { hash } from "node:crypto";
 import { ownPath } from "../../../webhook/src/shared/own-path.js";
-import { HASH_PREFIX, isStoredHash } from "../../../webhook/src/shared/key-hash.js";
+import { HASH_PREFIX, hashKey, isStoredHash } from "../../../webhook/src/shared/key-hash.js";
 import { isJsonObject, type JsonObject } from "./go-values.js";
 
 /** What a masked secret reads as; never a valid key (keys are URL-safe base64 or sha256:<hex>). */
@@ -58,9 +58,8 @@ const sha256Hex = (text: string) => hash("sha256", text, "hex");
  */
 export function keyForms(key: string): string[] {
   if (isStoredHash(key)) return [key, key.slice(HASH_PREFIX.length)];
-  // hashKey's `sha256:<hex>`, one-shot: every object of a list has its key hashed.
-  const hex = sha256Hex(key);
-  return [key, `${HASH_PREFIX}${hex}`, hex];
+  const hashed = hashKey(key);
+  return [key, hashed, hashed.slice(HASH_PREFIX.length)];
 }
 
 function withHashes(key: string, into: Set<string>): void {

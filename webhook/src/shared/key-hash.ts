@@ -6,7 +6,7 @@
 // plain key: the token is then that whole string. The hashed form is recognised only when it is
 // exact, so a malformed "hash" can never match a token it was not made from.
 
-import { createHash, timingSafeEqual } from "node:crypto";
+import { hash, timingSafeEqual } from "node:crypto";
 
 export const HASH_PREFIX = "sha256:";
 
@@ -23,14 +23,14 @@ export function isStoredHash(value: string): boolean {
   return STORED_HASH.test(value);
 }
 
-/** The SHA-256 of a token's UTF-8 bytes. */
+/** The SHA-256 of a token's UTF-8 bytes (one-shot: every TokenReview and listed key hashes one). */
 export function tokenDigest(token: string): Buffer {
-  return createHash("sha256").update(token, "utf8").digest();
+  return hash("sha256", token, "buffer");
 }
 
 /** The hashed storage form of a token: `sha256:<hex>`. */
 export function hashKey(token: string): string {
-  return `${HASH_PREFIX}${tokenDigest(token).toString("hex")}`;
+  return `${HASH_PREFIX}${hash("sha256", token, "hex")}`;
 }
 
 /** The 32-byte digest a stored spec.key stands for: the decoded hash, or the hash of a plain key. */
