@@ -64,6 +64,12 @@ export async function watchKeys(ctx: CommandContext, start: WatchStart): Promise
   return 0;
 }
 
+/** list -w, and get -w without a name: the keys `selection` lists, then their changes. */
+export async function watchList(ctx: CommandContext, selection: ListOptions): Promise<number> {
+  const { items, version } = await (await ctx.api()).listWithVersion(selection);
+  return watchKeys(ctx, { current: items, resourceVersion: version, skipFirst: false, selection });
+}
+
 /** The flags list and get take for a watch. */
 export const WATCH_OPTIONS = {
   watch: { type: "boolean", short: "w" },

@@ -4,7 +4,7 @@
 import type { Command, CommandContext } from "../cli/command.js";
 import { CliError, errorLine, KubeError } from "../cli/errors.js";
 import { checkOutput, printKeys } from "../cli/print-keys.js";
-import { WATCH_HELP, WATCH_OPTIONS, watchKeys } from "../cli/watch-keys.js";
+import { WATCH_HELP, WATCH_OPTIONS, watchKeys, watchList } from "../cli/watch-keys.js";
 import type { KubeObject } from "../kube/api.js";
 import { fieldSelectorValue, isTable } from "./list.js";
 
@@ -90,16 +90,9 @@ async function watch(ctx: CommandContext): Promise<number> {
   }
   const name = names[0];
   if (name === undefined) {
-    const selection = {
+    return watchList(ctx, {
       labelSelector: ctx.string("selector"),
       fieldSelector: ctx.string("field-selector"),
-    };
-    const { items, version } = await api.listWithVersion(selection);
-    return watchKeys(ctx, {
-      current: items,
-      resourceVersion: version,
-      skipFirst: false,
-      selection,
     });
   }
   const current = await api.get(name);

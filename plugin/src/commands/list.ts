@@ -4,7 +4,7 @@
 import type { Command, CommandContext } from "../cli/command.js";
 import { CliError } from "../cli/errors.js";
 import { checkOutput, printKeys } from "../cli/print-keys.js";
-import { WATCH_HELP, WATCH_OPTIONS, watchKeys } from "../cli/watch-keys.js";
+import { WATCH_HELP, WATCH_OPTIONS, watchList } from "../cli/watch-keys.js";
 
 export const command: Command = {
   name: "list",
@@ -60,15 +60,7 @@ async function run(ctx: CommandContext): Promise<number> {
     labelSelector: ctx.string("selector"),
     fieldSelector: selectors.join(",") || undefined,
   };
-  if (ctx.flag("watch") || ctx.flag("watch-only")) {
-    const { items, version } = await api.listWithVersion(selection);
-    return watchKeys(ctx, {
-      current: items,
-      resourceVersion: version,
-      skipFirst: false,
-      selection,
-    });
-  }
+  if (ctx.flag("watch") || ctx.flag("watch-only")) return watchList(ctx, selection);
   const items = await api.list(selection);
   if (items.length === 0 && isTable(ctx.string("output"))) {
     ctx.io.err("No resources found\n");

@@ -18,13 +18,12 @@ import { kubeconfigFix, systemErrorIn, systemErrorSentence } from "../os/system-
 import { ConnectionError, KubeconfigError, ResourceTypeError } from "./errors.js";
 import type { Connection } from "./connect.js";
 
-/** `?labelSelector=…&fieldSelector=…`, or "" for neither. */
-function listQuery(opts: ListOptions): string {
+/** The query of a list or watch: labelSelector and fieldSelector, where given. */
+function listParams(opts: ListOptions): URLSearchParams {
   const query = new URLSearchParams();
   if (opts.labelSelector) query.set("labelSelector", opts.labelSelector);
   if (opts.fieldSelector) query.set("fieldSelector", opts.fieldSelector);
-  const qs = query.toString();
-  return qs ? `?${qs}` : "";
+  return query;
 }
 
 /** An object as the API returns it. */
@@ -107,13 +106,13 @@ export class AccessKeyApi {
     return (await this.listWithVersion(opts)).items;
   }
 
-  /** `dryRun`: the server runs admission (webhooks too) and stores nothing (?dryRun=All). */
   /**
    * The list with its resourceVersion, where a watch of the same selection starts (kubectl get -w
    * watches from the list's resourceVersion, so no change is missed nor shown twice).
    */
   async listWithVersion(opts: ListOptions = {}): Promise<{ items: KubeObject[]; version: string }> {
-    const list = (await this.call("GET", `${this.collection()}${listQuery(opts)}`)) as {
+    const qs = listParams(opts).toString();
+    const list = (await this.call("GET", `${this.collection()}${qs ? `?${qs}` : ""}`)) as {
       items?: KubeObject[];
       metadata?: { resourceVersion?: string };
     };
@@ -128,8 +127,8 @@ export class AccessKeyApi {
   watch(
     opts: ListOptions & { resourceVersion: string },
     onEvent: (type: string, obj: KubeObject) => void,
-  ): { done: Promise<void>; abort(): void } {
-    const query = new URLSearchParams(listQuery(opts).replace(/^\?/, ""));
+  ): { done: Promise<void> } {
+    const query = listParams(opts);
     query.set("watch", "1");
     query.set("resourceVersion", opts.resourceVersion);
     query.set("allowWatchBookmarks", "false");
@@ -174,9 +173,10 @@ export class AccessKeyApi {
       for (const warning of warnings(res.headers?.["warning"])) this.warn(warning);
       if (res.status !== 200) throw statusError(res.status, res.body);
     })().finally(() => clearTimeout(timer));
-    return { done, abort: () => stream.abort() };
+    return { done };
   }
 
+  /** `dryRun`: the server runs admission (webhooks too) and stores nothing (?dryRun=All). */
   async create(obj: KubeObject, opts: { dryRun?: boolean } = {}): Promise<KubeObject> {
     const path = `${this.collection()}${opts.dryRun ? "?dryRun=All" : ""}`;
     return (await this.call("POST", path, obj)) as KubeObject;
