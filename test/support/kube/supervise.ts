@@ -5,10 +5,13 @@
 //
 // The parent holds this process's stdin open. When stdin closes (the parent stopped it, exited or
 // died) or a SIGTERM/SIGINT arrives, the command gets SIGTERM, then SIGKILL after the grace
-// period, and DIR is removed. When the command exits on its own, this exits with its status.
+// period, and DIR is removed. When the command exits on its own, this exits with its status, and
+// first prints how it ended and its log's last lines on stderr: the log may be in DIR, and the
+// test that waited for the command finds it gone.
 
 import { spawn } from "node:child_process";
-import { createWriteStream, rmSync } from "node:fs";
+import { createWriteStream, readFileSync, rmSync } from "node:fs";
+import { basename } from "node:path";
 import { parseArgs } from "node:util";
 
 const GRACE_MS = Number(process.env["VGATE_SUPERVISE_GRACE_MS"] ?? 3000);
@@ -45,17 +48,35 @@ function stop(): void {
   setTimeout(() => child.kill("SIGKILL"), GRACE_MS).unref();
 }
 
-function finish(code: number): void {
-  cleanUp();
-  if (log) log.end(() => process.exit(code));
-  else process.exit(code);
+function finish(code: number, how?: string): void {
+  const done = () => {
+    if (how) report(how);
+    cleanUp();
+    process.exit(code);
+  };
+  if (log) log.end(done);
+  else done();
+}
+
+/** How the command ended on its own, and the end of its log (stderr is the test run's). */
+function report(how: string): void {
+  let tail = "";
+  try {
+    tail = readFileSync(values.log!, "utf8").trimEnd().split("\n").slice(-20).join("\n");
+  } catch {
+    // No log file, or it could not be read: the status alone.
+  }
+  console.error(`supervise: ${basename(command!)} ${how}${tail ? `; its log ends:\n${tail}` : ""}`);
 }
 
 child.on("error", (err) => {
   console.error(`supervise: cannot start ${command}: ${err.message}`);
   finish(127);
 });
-child.on("exit", (code, signal) => finish(stopping ? 0 : (code ?? (signal ? 128 : 1))));
+child.on("exit", (code, signal) => {
+  if (stopping) return finish(0);
+  finish(code ?? (signal ? 128 : 1), signal ? `was killed by ${signal}` : `exited with ${code}`);
+});
 process.stdin.on("end", stop);
 process.stdin.on("error", stop);
 process.stdin.resume();
