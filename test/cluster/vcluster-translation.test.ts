@@ -319,7 +319,7 @@ function httpStatus(url: string): Promise<number> {
      * ClusterIP (the syncer recreated it for that). Answers the settled Services' uids.
      */
     async function settledServices(entries: Entry[]): Promise<Map<string, string>> {
-      await pooled(entries, 4, async (e) => {
+      const makeService = async (e: Entry) => {
         const res = await virtual().request("POST", `/api/v1/namespaces/${e.namespace}/services`, {
           apiVersion: "v1",
           kind: "Service",
@@ -328,8 +328,12 @@ function httpStatus(url: string): Promise<number> {
         });
         // A Service made before (by an earlier test) is reused.
         assert.ok(res.status === 201 || res.status === 409, JSON.stringify(res.body));
-      });
+      };
+      await pooled(entries, 4, makeService);
       const uids = new Map<string, string>();
+      const missingSince = new Map<string, number>();
+      /** Each entry's ClusterIPs when last read, for the failure's message. */
+      const last = new Map<string, string>();
       await until(
         async () => {
           const hostIps = new Map(
@@ -337,18 +341,51 @@ function httpStatus(url: string): Promise<number> {
               await list(rig.admin, `/api/v1/namespaces/${vc.hostNamespace}/services`, "Service")
             ).map((s) => [sourceKey(s), (s["spec"] as { clusterIP?: string }).clusterIP]),
           );
+          const present = new Set<string>();
+          const virtualIps = new Map<string, string>();
           for (const ns of new Set(entries.map((e) => e.namespace))) {
             for (const s of await list(virtual(), `/api/v1/namespaces/${ns}/services`, "Service")) {
               const key = keyOf(metaOf(s));
+              present.add(key);
               const ip = (s["spec"] as { clusterIP?: string }).clusterIP;
+              virtualIps.set(key, ip ?? "none");
               if (ip && hostIps.get(key) === ip) uids.set(key, metaOf(s).uid);
+            }
+          }
+          // vCluster's syncer gives a virtual Service its host copy's ClusterIP by deleting it and
+          // creating it again (recreateService in its services syncer), and does not retry a
+          // create that fails: another virtual Service, not yet settled, may still hold that
+          // address in the virtual cluster. The Service is then gone, and the syncer deletes its
+          // host copy. A user would make it again; so does this test, once it has stayed away for
+          // 5 s (the syncer's own delete-then-create takes milliseconds).
+          for (const e of entries) {
+            const key = keyOf(e);
+            last.set(
+              key,
+              `virtual ${virtualIps.get(key) ?? "absent"}, host ${hostIps.get(key) ?? "absent"}`,
+            );
+            if (present.has(key)) {
+              missingSince.delete(key);
+              continue;
+            }
+            const since = missingSince.get(key) ?? Date.now();
+            missingSince.set(key, since);
+            if (Date.now() - since >= 5_000) {
+              console.log(`      (vCluster's syncer lost Service ${key}; made again)`);
+              missingSince.delete(key);
+              await makeService(e);
             }
           }
           return entries.every((e) => uids.has(keyOf(e)));
         },
         "every virtual Service has its host copy's ClusterIP",
         120_000,
-      );
+      ).catch((err: Error) => {
+        const unsettled = entries
+          .filter((e) => !uids.has(keyOf(e)))
+          .map((e) => `${keyOf(e)} (${last.get(keyOf(e)) ?? "not read"})`);
+        throw new Error(`${err.message}; unsettled: ${unsettled.join(", ")}`);
+      });
       return uids;
     }
 
