@@ -14,7 +14,7 @@ import { decodeTokenReview, reviewToken } from "../auth/token-review.js";
 import type { ChangeType } from "../kube/controller/watch-cache.js";
 import type { Review } from "../server/review-routes.js";
 import type { Logger } from "../server/logger.js";
-import type { Metrics } from "../server/metrics.js";
+import { MAX_PREVIOUS_KEY_NAMES, PREVIOUS_KEY_OTHER, type Metrics } from "../server/metrics.js";
 import type { OwnedAccessKey } from "../shared/ownedaccesskey.js";
 import { CliError } from "./errors.js";
 import type { AuthOptions } from "./serve-options.js";
@@ -87,9 +87,19 @@ export function createAuth(
   roles: RoleSet,
   logger: Logger,
   activity: ActivityTiming = {},
-  metrics?: Pick<Metrics, "logins" | "activityWrites">,
+  metrics?: Pick<Metrics, "logins" | "activityWrites" | "previousKeyLogins">,
 ): AuthRuntime {
   const logins = metrics?.logins;
+  const previousKeyNames = new Set<string>();
+  /** A login with a previous key, counted by key name (a bounded set of names). */
+  const countPreviousKey = (name: string) => {
+    if (!previousKeyNames.has(name) && previousKeyNames.size < MAX_PREVIOUS_KEY_NAMES) {
+      previousKeyNames.add(name);
+    }
+    metrics?.previousKeyLogins.inc({
+      name: previousKeyNames.has(name) ? name : PREVIOUS_KEY_OTHER,
+    });
+  };
   const groupDomain = identity.group.replace(/^management\./, "");
   let keys: KeysByName = NEVER_SYNCED;
   let namespaces: NamespaceLabels = NEVER_SYNCED;
@@ -110,6 +120,7 @@ export function createAuth(
     try {
       const answer = reviewToken(req, tokenDeps);
       if (answer.log.login) logins?.inc({ result: answer.log.login });
+      if (answer.log.previousKey) countPreviousKey(answer.log.key ?? "");
       return answer;
     } catch (err) {
       logins?.inc({ result: "unavailable" });
