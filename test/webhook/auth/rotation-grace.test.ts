@@ -44,6 +44,14 @@ const WITHIN_MS = 1000;
 const GRACE_S = 15;
 const MAX_GRACE = "1h";
 
+const EVERYTHING_ROLE = `roles:
+  - name: everything
+    rules:
+      - apiGroups: ["*"]
+        resources: ["*"]
+        verbs: ["*"]
+`;
+
 const sha256 = (s: string): string => `sha256:${createHash("sha256").update(s).digest("hex")}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -60,15 +68,20 @@ for (const storage of ["plain", "hashed"] as const) {
       let n = 0;
 
       before(async () => {
+        dir = await mkdtemp(join(tmpdir(), "vgate-rotation-"));
+        // A scope role that allows everything: a key scoped to it may update only its own object
+        // (credential-requests.ts), since no role names access keys explicitly.
+        const roles = join(dir, "roles.yaml");
+        await writeFile(roles, EVERYTHING_ROLE);
         cluster = await startVgateCluster({
           tokenCacheTtl: manifestTokenCacheTtl(),
           vgateArgs: [
             ...(storage === "hashed" ? ["--key-storage=hashed"] : []),
             `--max-rotation-grace=${MAX_GRACE}`,
+            `--roles-file=${roles}`,
           ],
         });
         keysPath = `/apis/${cluster.group}/v1/ownedaccesskeys`;
-        dir = await mkdtemp(join(tmpdir(), "vgate-rotation-"));
         const { admin } = cluster;
         await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: NAMESPACE } });
         await admin.apply({
@@ -108,9 +121,9 @@ for (const storage of ["plain", "hashed"] as const) {
 
       const works = async (name: string, key: string) => (await read(name, key)).code === 0;
 
-      async function newKey(): Promise<{ name: string; key: string }> {
+      async function newKey(...flags: string[]): Promise<{ name: string; key: string }> {
         const name = `ci-${n++}`;
-        const created = await admin(["create", name, "--user", USER]);
+        const created = await admin(["create", name, "--user", USER, ...flags]);
         assert.equal(created.code, 0, created.stderr);
         const key = created.stdout.trim();
         await until(() => works(name, key), "the new key logs in");
@@ -288,8 +301,8 @@ for (const storage of ["plain", "hashed"] as const) {
         assert.equal(tooLong.stdout, "", "no key printed for a refused rotation");
       });
 
-      it("a key rotates itself with its own kubeconfig when RBAC lets it update its object", async () => {
-        const { name, key: old } = await newKey();
+      it("a scoped key rotates itself with its own kubeconfig when RBAC lets it update its object", async () => {
+        const { name, key: old } = await newKey("--role", "everything");
         const self = clusterRole(`rotate-${name}`, [
           {
             apiGroups: [cluster.group],
@@ -320,7 +333,7 @@ for (const storage of ["plain", "hashed"] as const) {
         await sleep(WITHIN_MS);
         assert.equal((await read(name, key)).code, 1, "the second key is refused");
         assert.equal((await read(name, old)).code, 1, "the first key is refused");
-        // It may not update another key.
+        // It may not update another key: RBAC says no, and so does its scope (vgate's reason).
         const other = await newKey();
         const foreign = await plugin(["rotate", other.name], {
           kubeconfig: await kubeconfigFor(name, third),
