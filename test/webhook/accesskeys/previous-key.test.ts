@@ -17,6 +17,8 @@ import { hashKey } from "../../../webhook/src/shared/key-hash.js";
 import { resourceIdentity } from "../../../webhook/src/shared/ownedaccesskey.js";
 import type { KubeApi } from "../../../webhook/src/kube/ports.js";
 import { review } from "../../support/reviews.js";
+import { parseServeArgs } from "../../../webhook/src/cli/serve-options.js";
+import { serveCommand } from "../../../webhook/src/cli/serve.js";
 
 type Json = Record<string, unknown>;
 const NOW = Date.parse("2026-11-29T06:00:00Z");
@@ -262,3 +264,38 @@ for (const storage of ["plain", "hashed"] as const) {
     });
   });
 }
+
+describe("vgate serve --max-rotation-grace", () => {
+  const parse = (...flags: string[]) => {
+    const o = parseServeArgs(["--dev", ...flags]);
+    assert.ok(o !== "help");
+    return o.auth?.maxRotationGraceMs;
+  };
+
+  it("is 24 hours unless set, and is given to the admission webhooks", () => {
+    assert.equal(parse(), 24 * 3600_000);
+    assert.equal(parse("--max-rotation-grace", "1h"), 3600_000);
+    assert.equal(parse("--max-rotation-grace", "0s"), 0);
+    assert.match(serveCommand.help, /\n\s+--max-rotation-grace duration\s+\S/);
+  });
+
+  for (const value of ["721h", "-1h", "1d", "soon"]) {
+    it(`refuses ${value}`, () => {
+      assert.throws(
+        () => parse(`--max-rotation-grace=${value}`),
+        (err: Error & { exitCode?: number }) => {
+          assert.match(err.message, /invalid --max-rotation-grace/);
+          assert.equal(err.exitCode, 2);
+          return true;
+        },
+      );
+    });
+  }
+
+  it("0s allows no window: any grace is refused", async () => {
+    const old = stored("plain");
+    const { mutated } = await mutateThenValidate(rotation(old, "1"), old, deps("plain", 0));
+    assert.equal(mutated.response.allowed, false);
+    assert.match(message(mutated)?.message ?? "", /must be at most 0 seconds/);
+  });
+});
