@@ -20,6 +20,11 @@ import {
 } from "../../../webhook/src/auth/token-review.js";
 import { hashKey } from "../../../webhook/src/shared/key-hash.js";
 import type { OwnedAccessKey } from "../../../webhook/src/shared/ownedaccesskey.js";
+import {
+  MAX_PREVIOUS_KEY_NAMES,
+  PREVIOUS_KEY_OTHER,
+  previousKeyLabel,
+} from "../../../webhook/src/server/metrics.js";
 import { accessKey, FakeKeys } from "./fake-keys.js";
 
 const OLD = randomBytes(32).toString("base64url");
@@ -211,5 +216,16 @@ describe("the key index with previous keys", () => {
     tokens.forEach((t, i) =>
       assert.equal(index.findByToken(t).kind, i % 2 === 0 ? "none" : "found"),
     );
+  });
+});
+
+describe("vgate_access_key_previous_key_logins_total's name label", () => {
+  it("names at most MAX_PREVIOUS_KEY_NAMES keys; later ones are counted together", () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < MAX_PREVIOUS_KEY_NAMES; i++)
+      assert.equal(previousKeyLabel(seen, `k${i}`), `k${i}`);
+    assert.equal(previousKeyLabel(seen, "late"), PREVIOUS_KEY_OTHER);
+    assert.equal(previousKeyLabel(seen, "k0"), "k0", "a name seen first keeps its series");
+    assert.equal(seen.size, MAX_PREVIOUS_KEY_NAMES);
   });
 });

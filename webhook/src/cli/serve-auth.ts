@@ -14,7 +14,7 @@ import { decodeTokenReview, reviewToken } from "../auth/token-review.js";
 import type { ChangeType } from "../kube/controller/watch-cache.js";
 import type { Review } from "../server/review-routes.js";
 import type { Logger } from "../server/logger.js";
-import { MAX_PREVIOUS_KEY_NAMES, PREVIOUS_KEY_OTHER, type Metrics } from "../server/metrics.js";
+import { previousKeyLabel, type Metrics } from "../server/metrics.js";
 import type { OwnedAccessKey } from "../shared/ownedaccesskey.js";
 import { CliError } from "./errors.js";
 import type { AuthOptions } from "./serve-options.js";
@@ -91,15 +91,6 @@ export function createAuth(
 ): AuthRuntime {
   const logins = metrics?.logins;
   const previousKeyNames = new Set<string>();
-  /** A login with a previous key, counted by key name (a bounded set of names). */
-  const countPreviousKey = (name: string) => {
-    if (!previousKeyNames.has(name) && previousKeyNames.size < MAX_PREVIOUS_KEY_NAMES) {
-      previousKeyNames.add(name);
-    }
-    metrics?.previousKeyLogins.inc({
-      name: previousKeyNames.has(name) ? name : PREVIOUS_KEY_OTHER,
-    });
-  };
   const groupDomain = identity.group.replace(/^management\./, "");
   let keys: KeysByName = NEVER_SYNCED;
   let namespaces: NamespaceLabels = NEVER_SYNCED;
@@ -120,7 +111,10 @@ export function createAuth(
     try {
       const answer = reviewToken(req, tokenDeps);
       if (answer.log.login) logins?.inc({ result: answer.log.login });
-      if (answer.log.previousKey) countPreviousKey(answer.log.key ?? "");
+      if (answer.log.previousKey) {
+        const name = previousKeyLabel(previousKeyNames, answer.log.key ?? "");
+        metrics?.previousKeyLogins.inc({ name });
+      }
       return answer;
     } catch (err) {
       logins?.inc({ result: "unavailable" });

@@ -65,6 +65,15 @@ const childCache = new WeakMap<Metrics, Map<string, Children>>();
 export const MAX_PREVIOUS_KEY_NAMES = 1000;
 export const PREVIOUS_KEY_OTHER = "_other";
 
+/**
+ * The `name` label for a previous-key login of key `name`: the name itself for the first
+ * MAX_PREVIOUS_KEY_NAMES names `seen` (which it updates), PREVIOUS_KEY_OTHER after that.
+ */
+export function previousKeyLabel(seen: Set<string>, name: string): string {
+  if (!seen.has(name) && seen.size < MAX_PREVIOUS_KEY_NAMES) seen.add(name);
+  return seen.has(name) ? name : PREVIOUS_KEY_OTHER;
+}
+
 export function createMetrics(withProcessMetrics = true): Metrics {
   const registry = new Registry();
   if (withProcessMetrics) collectDefaultMetrics({ register: registry, prefix: "vgate_" });
