@@ -162,6 +162,7 @@ const FULL_SPEC: DeepRequired<OwnedAccessKeySpec> = {
   subject: "loft:metrics-writer:p-default:my-vcluster",
   groups: ["loft:system:metrics-writers"],
   key: "4q6bYp0kVvQy8t1Jm2cZrW3xN5sD7fGhK9LqA0eUoIw",
+  previousKey: { key: `sha256:${"ab".repeat(32)}`, until: "2025-01-01T00:00:00Z" },
   disabled: false,
   ttl: 1728000,
   ttlAfterLastActivity: true,

@@ -20,6 +20,8 @@ import {
 import { maskSecrets } from "./mask.js";
 import { parseRfc3339 } from "../../../webhook/src/shared/rfc3339.js";
 import { isStoredHash } from "../../../webhook/src/shared/key-hash.js";
+import type { OwnedAccessKey } from "../../../webhook/src/shared/ownedaccesskey.js";
+import { previousKeyOf } from "../../../webhook/src/shared/previous-key.js";
 import { DESCRIBE_SETTINGS, tabwrite } from "./tabwriter.js";
 
 const str = (object: unknown, ...path: string[]): string | undefined => {
@@ -91,6 +93,18 @@ function keyLine(object: unknown): string {
   return `Key:\tset, stored ${isStoredHash(key) ? "hashed" : "in plain form"} (never shown)${weak}`;
 }
 
+/**
+ * A rotation's grace window (spec.previousKey), when there is one: its deadline, never the digest.
+ * Absent from keys never rotated with --grace, so their description is as it always was.
+ */
+function previousKeyLines(object: unknown, now: number): string[] {
+  if (ownPath(object, ["spec", "previousKey"]) === undefined) return [];
+  const previous = previousKeyOf(object as OwnedAccessKey);
+  if (!previous) return [`Previous Key:\t<invalid> (refused)`];
+  const state = now < previous.until ? "still logs in until" : "refused since";
+  return [`Previous Key:\t${state} ${when(previous.until, now)} (never shown)`];
+}
+
 function scopeLines(object: unknown): string[] {
   const entries = scopeEntries(object);
   if (entries.length === 0) return [`Scope:\t${NONE} (the owner's permissions)`];
@@ -126,6 +140,7 @@ export function describeAccessKey(
     timeLine("Last Activity", str(object, "status", "lastActivity"), now, NEVER),
     timeLine("Created", str(object, "metadata", "creationTimestamp"), now, "<unknown>"),
     keyLine(stored),
+    ...previousKeyLines(stored, now),
     ...scopeLines(object),
   ];
   return tabwrite(`${lines.join("\n")}\n`, DESCRIBE_SETTINGS);

@@ -22,6 +22,10 @@ export interface AccessKeyAdmission {
    * (no API server). Until it has synced, writes that set a key fail closed (503).
    */
   keyIndex?: { synced(): boolean; namesWithSameKey(stored: string): string[] };
+  /** The longest grace a rotation may ask for (--max-rotation-grace); 24 h when omitted. */
+  maxRotationGraceMs?: number;
+  /** The clock; Date.now when omitted. */
+  now?: () => number;
 }
 
 /** The request must be about our resource; anything else means the webhook is misconfigured. */
@@ -49,6 +53,8 @@ function toKeyRequest(req: AdmissionRequest, deps: AccessKeyAdmission): KeyReque
     dryRun: req.dryRun,
     keyStorage: deps.keyStorage ?? "plain",
     keyIndex: deps.keyIndex,
+    now: (deps.now ?? Date.now)(),
+    maxRotationGraceMs: deps.maxRotationGraceMs,
   };
 }
 

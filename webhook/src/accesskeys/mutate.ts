@@ -16,6 +16,7 @@ import { findFreeName } from "./generate-name.js";
 import { generateAccessKey } from "../shared/key-generation.js";
 import { exposureErrors, hashLastApplied, plaintextKeys } from "./key-exposure.js";
 import { hashStoredKey } from "./key-storage.js";
+import { mutatePreviousKey } from "./previous-key.js";
 import type { KeyRequest } from "./request.js";
 
 export interface Mutation {
@@ -68,13 +69,24 @@ function storeHashed(req: KeyRequest, obj: OwnedAccessKey): Mutation {
   return { error: newInvalid(gk, name, errors), object: null };
 }
 
+/**
+ * An UPDATE: a rotated key is hashed as on CREATE in hashed storage, and spec.previousKey follows
+ * the rotation (previous-key.ts) in either storage mode.
+ */
+function mutateUpdate(req: KeyRequest, obj: OwnedAccessKey): Mutation {
+  const stored = req.keyStorage === "hashed" ? storeHashed(req, obj) : { error: null, object: obj };
+  if (stored.error || !stored.object) return stored;
+  const rotated = mutatePreviousKey(req, stored.object);
+  if ("object" in rotated) return { error: null, object: rotated.object };
+  const name = typeof obj.metadata?.name === "string" ? obj.metadata.name : req.name;
+  const gk = { group: req.identity.group, kind: req.identity.kind };
+  return { error: newInvalid(gk, name, rotated.errors), object: null };
+}
+
 export async function mutateKey(req: KeyRequest, api: KubeApi): Promise<Mutation> {
   const obj = req.object;
   const meta: unknown = obj?.metadata;
-  // A rotated key arrives on UPDATE; hashed storage hashes it as on CREATE.
-  if (req.operation === "UPDATE" && obj && req.keyStorage === "hashed") {
-    return storeHashed(req, obj);
-  }
+  if (req.operation === "UPDATE" && obj) return mutateUpdate(req, obj);
   if (
     req.operation !== "CREATE" ||
     !obj ||

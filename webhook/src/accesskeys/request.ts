@@ -25,6 +25,10 @@ export interface KeyRequest {
   dryRun: boolean;
   /** How spec.key is stored (--key-storage); plain when absent. */
   keyStorage?: KeyStorage;
+  /** The clock (ms), for spec.previousKey's deadline; Date.now() when absent. */
+  now?: number;
+  /** vgate serve --max-rotation-grace; 24 h when absent. */
+  maxRotationGraceMs?: number;
   /** The key index, for the duplicate-key check; absent when nothing is stored (no API server). */
   keyIndex?: { synced(): boolean; namesWithSameKey(stored: string): string[] };
 }

@@ -43,6 +43,12 @@ const OIDC_PROVIDER_FIELDS: Record<string, FieldCheck> = {
   scopes: string,
 };
 
+// vgate's (accesskeys/previous-key.ts); key is a digest, but not echoed either.
+const PREVIOUS_KEY_FIELDS: Record<string, FieldCheck> = {
+  key: secretString,
+  until: (v, p) => checkTimestamp(v, p),
+};
+
 const OIDC_LOGIN_FIELDS: Record<string, FieldCheck> = {
   idToken: (v, p) => checkBase64(v, p),
   accessToken: (v, p) => checkBase64(v, p),
@@ -58,6 +64,7 @@ const SPEC_FIELDS: Record<string, FieldCheck> = {
   subject: string,
   groups: stringList,
   key: secretString,
+  previousKey: (v, p) => checkObject(v, p, (o, q) => checkFields(o, q, PREVIOUS_KEY_FIELDS), true),
   disabled: boolean,
   ttl: (v, p) => checkTtl(v, p),
   ttlAfterLastActivity: boolean,

@@ -8,6 +8,7 @@ import { checkBlockOwnerDeletion } from "./block-owner-deletion.js";
 import { metadataWarnings, validateMetadata } from "./metadata.js";
 import { checkOwnership } from "./ownership.js";
 import { duplicateCheckUnavailable, keyStorageErrors } from "./key-storage.js";
+import { previousKeyErrors } from "./previous-key.js";
 import type { KeyRequest } from "./request.js";
 import { keyWarnings, validateKeySpec } from "./spec-rules.js";
 
@@ -29,7 +30,12 @@ export async function validateKey(req: KeyRequest, api: KubeApi): Promise<Decisi
   }
   const warnings = [...keyWarnings(req), ...metadataWarnings(req)];
   const gk = { group: req.identity.group, kind: req.identity.kind };
-  const fieldErrors = [...validateKeySpec(req), ...validateMetadata(req), ...keyStorageErrors(req)];
+  const fieldErrors = [
+    ...validateKeySpec(req),
+    ...validateMetadata(req),
+    ...keyStorageErrors(req),
+    ...previousKeyErrors(req),
+  ];
   if (fieldErrors.length) return { error: newInvalid(gk, displayName(req), fieldErrors), warnings };
   const unavailable = duplicateCheckUnavailable(req);
   if (unavailable) return { error: unavailable, warnings };

@@ -59,6 +59,8 @@ export interface ReviewLog {
   /** authenticated (TokenReview) or allowed/denied/no-opinion (SubjectAccessReview). */
   decision: string;
   reason?: string;
+  /** TokenReview only: the login used the key's previous key, in a rotation's grace window. */
+  previousKey?: boolean;
 }
 
 /** A review answer: the body to send (HTTP 200) and what to log about it. */

@@ -5,7 +5,8 @@
 // - uid: the key's metadata.uid (each key is its own login).
 // - groups: spec.groups (strings only, duplicates removed, order kept).
 // - extra: accessKeyExtra(groupDomain) -> [metadata.name], so authorization can find the key,
-//   accessKeyIdExtra(groupDomain) -> [key-id], so it can tell a rotated key's old value, and
+//   accessKeyIdExtra(groupDomain) -> [key-id] of the value that logged in, so it can tell a
+//   rotated key's old value (refused, or accepted within a grace window: spec.previousKey), and
 //   kube's authentication.kubernetes.io/credential-id -> [ACCESSKEYID=<key-id>], so audit events
 //   name the credential.
 
@@ -52,8 +53,16 @@ function keyGroups(key: OwnedAccessKey): string[] {
   return [...new Set((groups as unknown[]).filter((g): g is string => typeof g === "string"))];
 }
 
-/** The user the key logs in as, or undefined when it has no owner. */
-export function keyUser(key: OwnedAccessKey, groupDomain: string): KeyUser | undefined {
+/**
+ * The user the key logs in as, or undefined when it has no owner. `loginDigest`: the digest of the
+ * value that logged in, when it is not spec.key (a previous key in its grace window), so the
+ * key-id names the value actually used.
+ */
+export function keyUser(
+  key: OwnedAccessKey,
+  groupDomain: string,
+  loginDigest?: Buffer,
+): KeyUser | undefined {
   const username = keyUsername(key);
   if (username === undefined) return undefined;
   const uid = field(key.metadata, "uid");
@@ -62,8 +71,10 @@ export function keyUser(key: OwnedAccessKey, groupDomain: string): KeyUser | und
   const extra: Record<string, string[]> = {
     [accessKeyExtra(groupDomain)]: [typeof name === "string" ? name : ""],
   };
-  if (typeof stored === "string" && stored !== "") {
-    const id = keyId(storedDigest(stored).toString("hex"));
+  const digest =
+    loginDigest ?? (typeof stored === "string" && stored !== "" ? storedDigest(stored) : undefined);
+  if (digest) {
+    const id = keyId(digest.toString("hex"));
     extra[accessKeyIdExtra(groupDomain)] = [id];
     extra[CREDENTIAL_ID_EXTRA] = [credentialId(id)];
   }

@@ -2,17 +2,20 @@
 // token is hashed once and found in one hash table, so the cost does not depend on the number of
 // keys. The index keeps only digests, as 32 bytes each in one typed array outside the V8 heap (a
 // hex string and two Map entries per key were ~150 bytes of heap), and names; the objects stay in
-// the cache (source.get).
+// the cache (source.get). A key in a rotation's grace window (spec.previousKey) is indexed under
+// its previous digest too, so the old key is found as fast as the new one.
 
 import { randomBytes } from "node:crypto";
 import type { OwnedAccessKey } from "../shared/ownedaccesskey.js";
 import type { KeysByName } from "./contracts.js";
 import { digestsEqual, storedDigest, tokenDigest } from "../shared/key-hash.js";
+import { previousKeyOf } from "../shared/previous-key.js";
 
 export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED";
 
 export type KeyLookup =
-  | { kind: "found"; key: OwnedAccessKey }
+  /** previous: the token is the key's previous key (spec.previousKey), whatever its deadline. */
+  | { kind: "found"; key: OwnedAccessKey; previous: boolean }
   | { kind: "none" }
   | { kind: "ambiguous"; names: string[] };
 
@@ -34,6 +37,8 @@ export class KeyIndex {
   /** Slot i's key name; undefined for a free slot. */
   private readonly names: (string | undefined)[] = [];
   private readonly slotOf = new Map<string, number>();
+  /** The slot of a key's previous digest (spec.previousKey), for keys that have one. */
+  private readonly previousSlotOf = new Map<string, number>();
   private readonly freeSlots: number[] = [];
   /**
    * Open addressing with linear probing: slot + 1 per bucket, EMPTY, or REMOVED. Keys with one
@@ -66,8 +71,11 @@ export class KeyIndex {
   apply(type: WatchEventType, name: string): void {
     this.remove(name);
     if (type === "DELETED") return;
-    const digest = keyDigest(this.source.get(name));
-    if (digest) this.add(name, digest);
+    const object = this.source.get(name);
+    const digest = keyDigest(object);
+    if (digest) this.add(name, digest, false);
+    const previous = previousKeyOf(object)?.digest;
+    if (previous) this.add(name, previous, true);
   }
 
   /**
@@ -78,31 +86,42 @@ export class KeyIndex {
    */
   findByToken(token: string): KeyLookup {
     const digest = tokenDigest(token);
-    const names = this.namesOf(digest);
-    if (names.length === 0) return { kind: "none" };
-    if (names.length > 1) return { kind: "ambiguous", names };
-    const key = this.source.get(names[0]!);
+    const slots = this.slotsOf(digest);
+    if (slots.length === 0) return { kind: "none" };
+    if (slots.length > 1) return { kind: "ambiguous", names: this.namesAt(slots) };
+    const slot = slots[0]!;
+    const name = this.names[slot]!;
+    const previous = this.previousSlotOf.get(name) === slot;
+    const key = this.source.get(name);
     // The cache may hold a newer object than the index has seen (apply() not called yet).
-    const current = keyDigest(key);
+    const current = previous ? previousKeyOf(key)?.digest : keyDigest(key);
     if (!key || !current || !digestsEqual(current, digest)) return { kind: "none" };
-    return { kind: "found", key };
+    return { kind: "found", key, previous };
   }
 
-  /** The names of keys whose spec.key stands for the same digest as `stored` (plain or hashed). */
+  /**
+   * The names of keys whose spec.key, or previous key in a grace window, stands for the same
+   * digest as `stored` (plain or hashed).
+   */
   namesWithSameKey(stored: string): string[] {
     if (stored === "") return [];
-    return this.namesOf(storedDigest(stored));
+    return this.namesAt(this.slotsOf(storedDigest(stored)));
   }
 
-  /** The names indexed with this digest, sorted. */
-  private namesOf(digest: Uint8Array): string[] {
+  /** The names of these slots, each once, sorted. */
+  private namesAt(slots: number[]): string[] {
+    return [...new Set(slots.map((slot) => this.names[slot]!))].sort();
+  }
+
+  /** The slots indexed with this digest. */
+  private slotsOf(digest: Uint8Array): number[] {
     const mask = this.table.length - 1;
-    const names: string[] = [];
+    const slots: number[] = [];
     for (let b = this.bucketOf(digest); this.table[b] !== EMPTY; b = (b + 1) & mask) {
       const slot = this.table[b]! - 1;
-      if (slot >= 0 && this.holds(slot, this.probe)) names.push(this.names[slot]!);
+      if (slot >= 0 && this.holds(slot, this.probe)) slots.push(slot);
     }
-    return names.sort();
+    return slots;
   }
 
   /** Copies `digest` to the scratch probe and gives its first bucket. */
@@ -123,7 +142,7 @@ export class KeyIndex {
     return diff === 0;
   }
 
-  private add(name: string, digest: Uint8Array): void {
+  private add(name: string, digest: Uint8Array, previous: boolean): void {
     const slot = this.freeSlots.pop() ?? this.names.length;
     if ((slot + 1) * DIGEST_BYTES > this.digests.length) {
       const bigger = new Uint8Array(this.digests.length * 2);
@@ -132,8 +151,8 @@ export class KeyIndex {
     }
     this.digests.set(digest, slot * DIGEST_BYTES);
     this.names[slot] = name;
-    this.slotOf.set(name, slot);
-    if ((this.slotOf.size + this.removed) * 2 > this.table.length) this.rehash();
+    (previous ? this.previousSlotOf : this.slotOf).set(name, slot);
+    if ((this.slotCount() + this.removed) * 2 > this.table.length) this.rehash();
     else this.insert(slot);
   }
 
@@ -147,16 +166,27 @@ export class KeyIndex {
   /** A table for twice the keys there are, without the REMOVED marks. */
   private rehash(): void {
     let size = FIRST_SLOTS * 2;
-    while (size < this.slotOf.size * 4) size *= 2;
+    while (size < this.slotCount() * 4) size *= 2;
     this.table = new Int32Array(size);
     this.removed = 0;
     for (const slot of this.slotOf.values()) this.insert(slot);
+    for (const slot of this.previousSlotOf.values()) this.insert(slot);
+  }
+
+  private slotCount(): number {
+    return this.slotOf.size + this.previousSlotOf.size;
   }
 
   private remove(name: string): void {
-    const slot = this.slotOf.get(name);
-    if (slot === undefined) return;
-    this.slotOf.delete(name);
+    for (const slots of [this.slotOf, this.previousSlotOf]) {
+      const slot = slots.get(name);
+      if (slot === undefined) continue;
+      slots.delete(name);
+      this.removeSlot(slot);
+    }
+  }
+
+  private removeSlot(slot: number): void {
     const mask = this.table.length - 1;
     let b = this.bucketOf(this.digests.subarray(slot * DIGEST_BYTES, (slot + 1) * DIGEST_BYTES));
     while (this.table[b] !== slot + 1) b = (b + 1) & mask;

@@ -9,6 +9,7 @@ import { newBadRequest, newServiceUnavailable } from "../shared/status.js";
 import { isObject, own, type JsonObject } from "../accesskeys/json-fields.js";
 import { isExpired } from "../shared/key-expiry.js";
 import { storedDigest } from "../shared/key-hash.js";
+import { openPreviousKey } from "../shared/previous-key.js";
 import {
   accessKeyExtra,
   accessKeyIdExtra,
@@ -222,15 +223,19 @@ function keyProblem(key: OwnedAccessKey, deps: ReviewDeps): string | undefined {
 
 /**
  * A login with a key's old value (kube-apiserver still has it cached as logged in) after a
- * rotation. Checked when the login carries a key-id, as every login vgate made does.
+ * rotation. Checked when the login carries a key-id, as every login vgate made does. The previous
+ * key of a rotation with a grace window (spec.previousKey) is accepted until its deadline.
  */
-function rotated(key: OwnedAccessKey, req: SubjectAccessReviewRequest, groupDomain: string) {
-  const ids = req.extra[accessKeyIdExtra(groupDomain)];
+function rotated(key: OwnedAccessKey, req: SubjectAccessReviewRequest, deps: ReviewDeps) {
+  const ids = req.extra[accessKeyIdExtra(deps.groupDomain)];
   if (ids === undefined) return undefined;
+  if (ids.length !== 1) return SAR_REASONS.rotated;
   const stored = key.spec?.key;
   const current = typeof stored === "string" && stored !== "" ? storedDigest(stored) : undefined;
-  const id = current ? keyId(current.toString("hex")) : "";
-  return ids.length === 1 && ids[0] === id ? undefined : SAR_REASONS.rotated;
+  if (current && ids[0] === keyId(current.toString("hex"))) return undefined;
+  const previous = openPreviousKey(key, (deps.now ?? Date.now)());
+  if (previous && ids[0] === keyId(previous.digest.toString("hex"))) return undefined;
+  return SAR_REASONS.rotated;
 }
 
 /**
@@ -251,7 +256,7 @@ export function reviewAccess(req: SubjectAccessReviewRequest, deps: ReviewDeps):
   if (key === undefined || key.metadata?.uid !== req.uid) {
     return deny(req, SAR_REASONS.notFound, logName);
   }
-  const problem = keyProblem(key, deps) ?? rotated(key, req, deps.groupDomain);
+  const problem = keyProblem(key, deps) ?? rotated(key, req, deps);
   if (problem !== undefined) return deny(req, problem, name);
   const decision = authorizeScope(key, req, deps);
   return decision.denied ? deny(req, decision.reason, name) : noOpinion(req, name);

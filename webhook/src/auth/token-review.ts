@@ -14,6 +14,7 @@ import { MIN_KEY_LENGTH } from "../shared/key-hash.js";
 import type { LoginResult, ReviewAnswer, ReviewLog } from "./contracts.js";
 import { keyUser, type KeyUser } from "./identity.js";
 import type { KeyLookup } from "./key-index.js";
+import { openPreviousKey } from "../shared/previous-key.js";
 
 export const TOKEN_REVIEW_VERSIONS = [
   "authentication.k8s.io/v1",
@@ -163,9 +164,25 @@ function keyProblem(key: OwnedAccessKey, now: number, deps: TokenReviewDeps): st
   return undefined;
 }
 
-function reviewKey(req: TokenReviewRequest, key: OwnedAccessKey, deps: TokenReviewDeps) {
+/** A deadline as a log line shows it. */
+const rfc3339 = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+
+function reviewKey(
+  req: TokenReviewRequest,
+  key: OwnedAccessKey,
+  previous: boolean,
+  deps: TokenReviewDeps,
+) {
   const now = deps.now();
   const name = key.metadata?.name ?? "";
+  // The previous key of a rotation logs in until its deadline; after it, it is no key at all.
+  const window = previous ? openPreviousKey(key, now) : undefined;
+  if (previous && !window) {
+    return refuse(req, TOKEN_ERRORS.invalid, "invalid", {
+      key: name,
+      reason: "previous key past its grace window",
+    });
+  }
   const problem = keyProblem(key, now, deps);
   if (problem !== undefined) {
     return refuse(req, problem, PROBLEM_RESULTS[problem] ?? "invalid", {
@@ -173,7 +190,7 @@ function reviewKey(req: TokenReviewRequest, key: OwnedAccessKey, deps: TokenRevi
       reason: problem,
     });
   }
-  const user = keyUser(key, deps.groupDomain);
+  const user = keyUser(key, deps.groupDomain, window?.digest);
   if (!user) {
     return refuse(req, TOKEN_ERRORS.noOwner, "no-owner", {
       key: name,
@@ -187,12 +204,17 @@ function reviewKey(req: TokenReviewRequest, key: OwnedAccessKey, deps: TokenRevi
   deps.recordActivity(key, now, req.token.length < MIN_KEY_LENGTH);
   const status: Status = { authenticated: true, user };
   if (audiences) status.audiences = audiences;
-  return answer(req.apiVersion, status, {
+  const log: ReviewLog = {
     key: name,
     user: user.username,
     decision: "authenticated",
     login: "authenticated",
-  });
+  };
+  if (window) {
+    log.previousKey = true;
+    log.reason = `previous key (rotated), valid until ${rfc3339(window.until)}`;
+  }
+  return answer(req.apiVersion, status, log);
 }
 
 /**
@@ -207,5 +229,5 @@ export function reviewToken(req: TokenReviewRequest, deps: TokenReviewDeps): Rev
   const found = deps.index.findByToken(req.token);
   if (found.kind === "none") return invalid("unknown");
   if (found.kind === "ambiguous") return invalid(`ambiguous: ${found.names.join(", ")}`);
-  return reviewKey(req, found.key, deps);
+  return reviewKey(req, found.key, found.previous, deps);
 }

@@ -14,7 +14,7 @@ import { decodeTokenReview, reviewToken } from "../auth/token-review.js";
 import type { ChangeType } from "../kube/controller/watch-cache.js";
 import type { Review } from "../server/review-routes.js";
 import type { Logger } from "../server/logger.js";
-import type { Metrics } from "../server/metrics.js";
+import { previousKeyLabel, type Metrics } from "../server/metrics.js";
 import type { OwnedAccessKey } from "../shared/ownedaccesskey.js";
 import { CliError } from "./errors.js";
 import type { AuthOptions } from "./serve-options.js";
@@ -87,9 +87,10 @@ export function createAuth(
   roles: RoleSet,
   logger: Logger,
   activity: ActivityTiming = {},
-  metrics?: Pick<Metrics, "logins" | "activityWrites">,
+  metrics?: Pick<Metrics, "logins" | "activityWrites" | "previousKeyLogins">,
 ): AuthRuntime {
   const logins = metrics?.logins;
+  const previousKeyNames = new Set<string>();
   const groupDomain = identity.group.replace(/^management\./, "");
   let keys: KeysByName = NEVER_SYNCED;
   let namespaces: NamespaceLabels = NEVER_SYNCED;
@@ -110,6 +111,10 @@ export function createAuth(
     try {
       const answer = reviewToken(req, tokenDeps);
       if (answer.log.login) logins?.inc({ result: answer.log.login });
+      if (answer.log.previousKey) {
+        const name = previousKeyLabel(previousKeyNames, answer.log.key ?? "");
+        metrics?.previousKeyLogins.inc({ name });
+      }
       return answer;
     } catch (err) {
       logins?.inc({ result: "unavailable" });

@@ -10,7 +10,8 @@ import { DEFAULT_ADMISSION_TIMEOUT_MS, DEFAULT_MAX_IN_FLIGHT } from "../server/l
 import { LOG_LEVELS } from "../server/logger.js";
 import { DEFAULT_SHUTDOWN_DELAY_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from "../server/shutdown.js";
 import { parseCommandArgs } from "./args.js";
-import { parseDuration, parseSpan, showMs } from "./duration.js";
+import { parseDuration, parseLongDuration, parseSpan, showMs } from "./duration.js";
+import { DEFAULT_MAX_ROTATION_GRACE_MS } from "../shared/previous-key.js";
 import { usageError } from "./errors.js";
 import { SERVER_STDIN_CONFIG, selfNamespace } from "./vcluster-flags.js";
 
@@ -123,6 +124,8 @@ export interface AuthOptions {
   projectLabel: string;
   /** The namespace label that names the virtual cluster a namespace hosts. */
   virtualClusterLabel: string;
+  /** --max-rotation-grace: the longest grace window a rotation may ask for (24 h). */
+  maxRotationGraceMs: number;
 }
 
 export { DEFAULT_PROJECT_LABEL, DEFAULT_VIRTUAL_CLUSTER_LABEL };
@@ -132,6 +135,7 @@ export const DEFAULT_AUTH_OPTIONS: AuthOptions = Object.freeze({
   clusterName: "",
   projectLabel: DEFAULT_PROJECT_LABEL,
   virtualClusterLabel: DEFAULT_VIRTUAL_CLUSTER_LABEL,
+  maxRotationGraceMs: DEFAULT_MAX_ROTATION_GRACE_MS,
 });
 
 function parseAuthOptions(v: Record<string, string | boolean | undefined>): AuthOptions {
@@ -161,8 +165,17 @@ function parseAuthOptions(v: Record<string, string | boolean | undefined>): Auth
     rolesFile: typeof v["roles-file"] === "string" ? v["roles-file"] : undefined,
     projectLabel: v["project-label"] as string,
     virtualClusterLabel: v["virtual-cluster-label"] as string,
+    maxRotationGraceMs: parseLongDuration(
+      v["max-rotation-grace"] as string,
+      "--max-rotation-grace",
+      0,
+      MAX_ROTATION_GRACE_LIMIT_MS,
+    ),
   };
 }
+
+/** --max-rotation-grace may allow at most 30 days: a window is a hand-over, not a second key. */
+const MAX_ROTATION_GRACE_LIMIT_MS = 30 * 24 * 3600_000;
 
 /** A label key: an optional DNS subdomain prefix and "/", then a name of at most 63 characters. */
 function labelKeyErrors(key: string): string | undefined {
@@ -299,6 +312,7 @@ export function parseServeArgs(args: string[]): ServeOptions | "help" {
       "roles-file": { type: "string" },
       "project-label": { type: "string", default: DEFAULT_PROJECT_LABEL },
       "virtual-cluster-label": { type: "string", default: DEFAULT_VIRTUAL_CLUSTER_LABEL },
+      "max-rotation-grace": { type: "string", default: "24h" },
       "shutdown-delay": { type: "string" },
       "shutdown-timeout": { type: "string", default: showMs(DEFAULT_SHUTDOWN_TIMEOUT_MS) },
       "max-in-flight": { type: "string", default: String(DEFAULT_MAX_IN_FLIGHT) },

@@ -377,6 +377,7 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
     adminGroups: opts.adminGroups,
     api,
     keyStorage: authOpts.keyStorage,
+    maxRotationGraceMs: authOpts.maxRotationGraceMs,
     // Without an API server (--dev) nothing is stored, so there is nothing a key could duplicate.
     keyIndex: kc
       ? {

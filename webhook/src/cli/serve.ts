@@ -59,6 +59,8 @@ Access keys as credentials (POST /authenticate, POST /authorize):
       --project-label string          Namespace label naming a namespace's project (default "${DEFAULT_PROJECT_LABEL}")
       --virtual-cluster-label string  Namespace label naming the virtual cluster a namespace hosts
                                       (default "${DEFAULT_VIRTUAL_CLUSTER_LABEL}")
+      --max-rotation-grace duration   The longest grace window a rotation may ask for (kubectl accesskey
+                                      rotate --grace); a longer one is refused; 0s: none (default 24h)
       --activity-write-interval duration
                                       Write a key's status.lastActivity at most this often, counting
                                       every replica's writes (default 1m)

@@ -22,7 +22,7 @@ export {
 
 /**
  * The fields of a key that its readers use, and nothing else: the token review (owner, groups,
- * key, disabled, TTL, deletion, uid), the authorization webhook (the same, and the scope), the
+ * key, previous key, disabled, TTL, deletion, uid), the authorization webhook (the same, and the scope), the
  * activity recorder (status, resourceVersion) and admission (name, deletionTimestamp). So
  * metadata.managedFields (about half of a key as the API server sends it), annotations (kubectl's
  * last-applied copy holds the key again), labels, displayName, description and the OIDC fields
@@ -36,6 +36,7 @@ export const KEPT_FIELDS = {
     "subject",
     "groups",
     "key",
+    "previousKey",
     "disabled",
     "ttl",
     "ttlAfterLastActivity",

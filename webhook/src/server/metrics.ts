@@ -12,6 +12,11 @@ export interface Metrics {
   bodiesRefused: Counter<"route" | "reason">;
   /** TokenReviews by result (auth/contracts.ts LoginResult, or "unavailable" before the key cache syncs). */
   logins: Counter<"result">;
+  /**
+   * Logins with a key's previous key in a rotation's grace window, by key name (at most
+   * MAX_PREVIOUS_KEY_NAMES names a process; later ones count under PREVIOUS_KEY_OTHER).
+   */
+  previousKeyLogins: Counter<"name">;
   /** What became of each key a status.lastActivity flush looked at (auth/activity.ts ActivityOutcome). */
   activityWrites: Counter<"result">;
   /** Writes refused because another key already has their key (the duplicate-key check). */
@@ -55,6 +60,19 @@ type Children = {
   latency: ReturnType<Metrics["latency"]["labels"]>;
 };
 const childCache = new WeakMap<Metrics, Map<string, Children>>();
+
+/** The bound on the `name` label of vgate_access_key_previous_key_logins_total. */
+export const MAX_PREVIOUS_KEY_NAMES = 1000;
+export const PREVIOUS_KEY_OTHER = "_other";
+
+/**
+ * The `name` label for a previous-key login of key `name`: the name itself for the first
+ * MAX_PREVIOUS_KEY_NAMES names `seen` (which it updates), PREVIOUS_KEY_OTHER after that.
+ */
+export function previousKeyLabel(seen: Set<string>, name: string): string {
+  if (!seen.has(name) && seen.size < MAX_PREVIOUS_KEY_NAMES) seen.add(name);
+  return seen.has(name) ? name : PREVIOUS_KEY_OTHER;
+}
 
 export function createMetrics(withProcessMetrics = true): Metrics {
   const registry = new Registry();
@@ -114,6 +132,12 @@ export function createMetrics(withProcessMetrics = true): Metrics {
       name: "vgate_access_key_logins_total",
       help: "Access key logins (TokenReviews) by result: authenticated, invalid (no such key, or a malformed token), disabled, expired, deleting, no-owner, audience, unavailable (keys not loaded yet).",
       labelNames: ["result"],
+      registers: [registry],
+    }),
+    previousKeyLogins: new Counter({
+      name: "vgate_access_key_previous_key_logins_total",
+      help: `Logins with the previous key of a rotated access key, within its grace window (kubectl accesskey rotate --grace), by key name: who still uses the old key. At most ${MAX_PREVIOUS_KEY_NAMES} names a process; later ones are counted as name="${PREVIOUS_KEY_OTHER}".`,
+      labelNames: ["name"],
       registers: [registry],
     }),
     activityWrites: new Counter({

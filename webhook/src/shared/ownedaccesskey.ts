@@ -141,6 +141,11 @@ export interface OwnedAccessKeySpec {
   oidcProvider?: { clientId?: string; nonce?: string; redirectUri?: string; scopes?: string };
   /** Deprecated. */
   parent?: string;
+  /**
+   * vgate's: the key before the last rotation, valid until `until` (docs/decisions.md OAK-38).
+   * Only its digest (`sha256:<hex>`), in either storage mode; written by vgate's mutating webhook.
+   */
+  previousKey?: { key?: string; until?: string };
   /** Deprecated: use identity. Tokens are secrets. */
   oidcLogin?: {
     idToken?: string;

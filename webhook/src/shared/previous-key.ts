@@ -1,0 +1,48 @@
+// A rotated key's previous value, still valid for a grace window (docs/decisions.md OAK-38):
+// spec.previousKey = {key: "sha256:<hex>", until: RFC 3339}. Only the digest is kept, in plain and
+// hashed storage alike, and only vgate's mutating webhook writes it (accesskeys/previous-key.ts),
+// on a rotation whose request carries the rotation-grace annotation. Shared by the webhook (token
+// and authorization reviews) and the plugin (describe, rotate).
+
+import type { OwnedAccessKey } from "./ownedaccesskey.js";
+import { isStoredHash, storedDigest } from "./key-hash.js";
+import { parseRfc3339 } from "./rfc3339.js";
+
+/** The annotation a rotation asks for a grace window with: whole seconds, e.g. "3600". */
+export function rotationGraceAnnotation(groupDomain: string): string {
+  return `accesskey.${groupDomain}/rotation-grace-seconds`;
+}
+
+/** The grace `vgate serve --max-rotation-grace` allows when not given: 24 hours. */
+export const DEFAULT_MAX_ROTATION_GRACE_MS = 24 * 3600_000;
+
+export interface PreviousKey {
+  /** The SHA-256 of the previous key. */
+  digest: Buffer;
+  /** Until when (ms since the epoch, exclusive) the previous key still logs in. */
+  until: number;
+}
+
+/**
+ * The stored spec.previousKey, when it is well-formed (a `sha256:<hex>` digest and an RFC 3339
+ * time); undefined otherwise. A malformed value never opens a window.
+ */
+export function previousKeyOf(key: OwnedAccessKey | null | undefined): PreviousKey | undefined {
+  const spec = key?.spec;
+  if (!spec || !Object.hasOwn(spec, "previousKey")) return undefined;
+  const prev = spec.previousKey;
+  if (typeof prev !== "object" || prev === null || Array.isArray(prev)) return undefined;
+  const digest = Object.hasOwn(prev, "key") ? prev.key : undefined;
+  const until = Object.hasOwn(prev, "until") ? prev.until : undefined;
+  if (typeof digest !== "string" || !isStoredHash(digest) || typeof until !== "string") {
+    return undefined;
+  }
+  const at = parseRfc3339(until);
+  return at === null ? undefined : { digest: storedDigest(digest), until: at };
+}
+
+/** The previous key while its window is open at `now`, else undefined. */
+export function openPreviousKey(key: OwnedAccessKey, now: number): PreviousKey | undefined {
+  const prev = previousKeyOf(key);
+  return prev && now < prev.until ? prev : undefined;
+}
