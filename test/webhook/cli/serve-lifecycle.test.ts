@@ -297,6 +297,11 @@ interface KubeEvent {
       );
       await new Promise((r) => setTimeout(r, 1000));
       for (const key of [recent, live, never]) assert.ok(await exists(key), key.metadata!.name);
+      // Its own user, which the validating webhook lets delete such keys (a SelfSubjectReview).
+      assert.ok(
+        vgate.logLines.some((l) => l.includes(`"user":"${account.username}"`)),
+        "vgate learnt its user",
+      );
       const lines = vgate.logLines.filter((l) => l.includes("expired longer than"));
       assert.equal(lines.length, 1);
       assert.match(lines[0]!, new RegExp(`"accessKey":"${old.metadata!.name}"`));

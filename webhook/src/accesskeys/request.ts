@@ -25,6 +25,11 @@ export interface KeyRequest {
   dryRun: boolean;
   /** How spec.key is stored (--key-storage); plain when absent. */
   keyStorage?: KeyStorage;
+  /**
+   * A DELETE by vgate's own identity of a key whose --expired-key-retention is over (the key
+   * lifecycle's cleanup): allowed without being the key's owner or an admin (OAK-40).
+   */
+  expiredCleanup?: boolean;
   /** The key index, for the duplicate-key check; absent when nothing is stored (no API server). */
   keyIndex?: { synced(): boolean; namesWithSameKey(stored: string): string[] };
 }

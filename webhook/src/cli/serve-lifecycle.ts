@@ -63,6 +63,9 @@ export class KeyLifecycle {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private campaigning = false;
+  /** The user this vgate runs as (a SelfSubjectReview), with --expired-key-retention. */
+  private self: string | undefined;
+  private asking = false;
 
   constructor(private readonly deps: LifecycleDeps) {
     this.now = deps.now ?? Date.now;
@@ -109,6 +112,7 @@ export class KeyLifecycle {
     const every = this.deps.intervalMs ?? DEFAULT_LIFECYCLE_INTERVAL_MS;
     this.timer = setInterval(() => this.kick(), every);
     this.timer.unref();
+    this.kick();
   }
 
   /** Feeds the expiry map; give it every change of the OwnedAccessKey cache. */
@@ -140,8 +144,50 @@ export class KeyLifecycle {
     return expirySeries(this.expiries, this.now(), thresholdsMs[0] ?? 0, metricMaxSeries);
   }
 
+  /**
+   * The user this vgate runs as, once known: the validating webhook lets it delete keys whose
+   * retention is over (every replica answers admission, so every replica asks).
+   */
+  username(): string | undefined {
+    return this.self;
+  }
+
+  /** Asks the API server who this vgate is (SelfSubjectReview, allowed to every user). */
+  private async whoAmI(transport: EventTransport): Promise<void> {
+    this.asking = true;
+    try {
+      const res = await transport.request(
+        "POST",
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" },
+      );
+      const body = res.body as { status?: { userInfo?: { username?: unknown } } } | undefined;
+      const username = body?.status?.userInfo?.username;
+      if ((res.status === 201 || res.status === 200) && typeof username === "string") {
+        this.self = username;
+        this.deps.logger.info(
+          { user: username },
+          "the user this vgate deletes keys past --expired-key-retention as",
+        );
+      } else {
+        this.deps.logger.warn(
+          { status: res.status },
+          "cannot learn this vgate's user; asking again",
+        );
+      }
+    } catch {
+      this.deps.logger.warn("cannot learn this vgate's user; asking again");
+    } finally {
+      this.asking = false;
+    }
+  }
+
   /** Runs a check unless one is running. */
   private kick(): void {
+    const transport = this.deps.transport;
+    if (transport && this.deps.opts.retentionMs !== undefined && !this.self && !this.asking) {
+      void this.whoAmI(transport);
+    }
     if (this.running || !this.keys?.synced()) return;
     // As `vgate sync`, campaign only with a synced cache: a replica that cannot see the keys never
     // holds the Lease.

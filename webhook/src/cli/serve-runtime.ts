@@ -393,9 +393,14 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
   }
   undo.push(() => api.close?.());
   undo.push(() => auth.close());
+  const retentionMs = opts.lifecycle?.retentionMs;
   const deps: AccessKeyAdmission = {
     identity,
     adminGroups: opts.adminGroups,
+    expiredCleanup:
+      retentionMs === undefined
+        ? undefined
+        : { username: () => lifecycle.username(), retentionMs, now: opts.now ?? Date.now },
     api,
     keyStorage: authOpts.keyStorage,
     // Without an API server (--dev) nothing is stored, so there is nothing a key could duplicate.
