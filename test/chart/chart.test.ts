@@ -274,6 +274,16 @@ const CASES: Case[] = [
     components: ["overlays/self-managed"],
   },
   {
+    name: "expiry warnings and a retention of expired keys",
+    values: ["--set", "keyLifecycle.expiryWarnings=true,keyLifecycle.expiredKeyRetention=30d"],
+    resources: ["."],
+    components: [
+      "overlays/self-managed",
+      "overlays/key-lifecycle",
+      "overlays/expired-key-retention",
+    ],
+  },
+  {
     name: "certificates from cert-manager",
     values: ["--set", "certificates.mode=certManager"],
     resources: ["."],
@@ -606,6 +616,22 @@ const CASES: Case[] = [
         serverName: `vgate.${NS}.svc`,
         ca: { secret: { name: "vgate-tls", key: "ca.crt" } },
       });
+    });
+
+    it("PrometheusRule: rendered only when enabled, the alerts of manifests/overlays/monitoring", async () => {
+      const plain = await template([]);
+      assert.equal(plain.filter((o) => o.kind === "PrometheusRule").length, 0);
+      const on = await template([
+        "--set",
+        "prometheusRule.enabled=true,prometheusRule.labels.release=prom",
+      ]);
+      const rule = obj(on.find((o) => o.kind === "PrometheusRule"));
+      assert.equal(obj(meta(rule).labels).release, "prom");
+      const component = parse(
+        repoFile("manifests/overlays/monitoring/prometheus-rule.yaml"),
+        "prometheus-rule.yaml",
+      )[0]!;
+      assert.deepEqual(rule.spec, component.spec);
     });
 
     it("the helm test Pod: vgate's image, no token, only the CA of vgate-tls, restricted", async () => {

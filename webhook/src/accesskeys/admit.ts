@@ -10,6 +10,8 @@ import { keyHider } from "./key-exposure.js";
 import { mutateKey } from "./mutate.js";
 import type { KeyRequest, KeyStorage } from "./request.js";
 import { validateKey } from "./validate.js";
+import { expiresAt } from "../shared/key-expiry.js";
+import { retentionOver } from "./expiry-notices.js";
 
 export interface AccessKeyAdmission {
   identity: ResourceIdentity;
@@ -26,6 +28,21 @@ export interface AccessKeyAdmission {
   maxRotationGraceMs?: number;
   /** The clock; Date.now when omitted. */
   now?: () => number;
+  /**
+   * --expired-key-retention: the user vgate runs as may delete a key expired longer than
+   * `retentionMs` ago (cli/serve-lifecycle.ts deletes them); absent: only owners and admins delete.
+   */
+  expiredCleanup?: { username: () => string | undefined; retentionMs: number; now: () => number };
+}
+
+/** Whether a DELETE is vgate's own of a key whose retention is over. */
+function isExpiredCleanup(req: AdmissionRequest, deps: AccessKeyAdmission): boolean {
+  const cleanup = deps.expiredCleanup;
+  if (!cleanup || req.operation !== "DELETE" || !req.oldObject) return false;
+  const self = cleanup.username();
+  if (self === undefined || req.userInfo.username !== self) return false;
+  const at = expiresAt(req.oldObject);
+  return at !== undefined && retentionOver(at, cleanup.now(), cleanup.retentionMs);
 }
 
 /** The request must be about our resource; anything else means the webhook is misconfigured. */
@@ -55,6 +72,7 @@ function toKeyRequest(req: AdmissionRequest, deps: AccessKeyAdmission): KeyReque
     keyIndex: deps.keyIndex,
     now: (deps.now ?? Date.now)(),
     maxRotationGraceMs: deps.maxRotationGraceMs,
+    expiredCleanup: isExpiredCleanup(req, deps),
   };
 }
 

@@ -29,7 +29,7 @@ function denialReason(req: KeyRequest): string | null {
     case "UPDATE":
       return storedObjectProblem(req, "change") ?? newObjectProblem(req);
     case "DELETE":
-      return storedObjectProblem(req, "delete");
+      return req.expiredCleanup ? null : storedObjectProblem(req, "delete");
     default:
       return null;
   }

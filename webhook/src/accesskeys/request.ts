@@ -29,6 +29,11 @@ export interface KeyRequest {
   now?: number;
   /** vgate serve --max-rotation-grace; 24 h when absent. */
   maxRotationGraceMs?: number;
+  /**
+   * A DELETE by vgate's own identity of a key whose --expired-key-retention is over (the key
+   * lifecycle's cleanup): allowed without being the key's owner or an admin (OAK-40).
+   */
+  expiredCleanup?: boolean;
   /** The key index, for the duplicate-key check; absent when nothing is stored (no API server). */
   keyIndex?: { synced(): boolean; namesWithSameKey(stored: string): string[] };
 }

@@ -68,3 +68,21 @@ export function parseLongDuration(
     error: usageError,
   });
 }
+
+const LIFETIME = grammar(["s", "m", "h", "d"], { compound: true });
+
+/**
+ * A key's lifetimes (--expiry-warning-thresholds, --expired-key-retention): one or more parts of
+ * a number and s, m, h or d, summed ("7d", "36h", "1d12h"); within [minMs, maxMs].
+ */
+export function parseLifetime(text: string, flag: string, minMs: number, maxMs: number): number {
+  return parse(text, {
+    flag,
+    grammar: LIFETIME,
+    min: minMs,
+    max: maxMs,
+    hint: "use a duration such as 7d, 24h or 1d12h",
+    rangeHint: `must be between ${minMs / 1000}s and ${maxMs / 86_400_000}d`,
+    error: usageError,
+  });
+}

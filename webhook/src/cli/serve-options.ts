@@ -10,8 +10,10 @@ import { DEFAULT_ADMISSION_TIMEOUT_MS, DEFAULT_MAX_IN_FLIGHT } from "../server/l
 import { LOG_LEVELS } from "../server/logger.js";
 import { DEFAULT_SHUTDOWN_DELAY_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from "../server/shutdown.js";
 import { parseCommandArgs } from "./args.js";
-import { parseDuration, parseLongDuration, parseSpan, showMs } from "./duration.js";
+import { parseDuration, parseLifetime, parseLongDuration, parseSpan, showMs } from "./duration.js";
 import { DEFAULT_MAX_ROTATION_GRACE_MS } from "../shared/previous-key.js";
+import { parseLeaderElection, SYNC_DEFAULTS, takeBooleans } from "./sync-options.js";
+import type { LeaderElectionOptions } from "../sync/controller/options.js";
 import { usageError } from "./errors.js";
 import { SERVER_STDIN_CONFIG, selfNamespace } from "./vcluster-flags.js";
 
@@ -199,6 +201,105 @@ export interface ClientCertOptions {
   admission: boolean;
 }
 
+/**
+ * A key's end of life (cli/serve-lifecycle.ts): expiry warnings, the expiry metric, and deleting
+ * keys long expired. Only the leader of the replicas writes.
+ */
+export interface LifecycleOptions {
+  /** --expiry-warnings: record the Warning Events. */
+  warnings: boolean;
+  /** --expiry-warning-thresholds, in ms before expiry, largest first; also the metric's horizon. */
+  thresholdsMs: number[];
+  /** --expiry-metric-max-series: the most keys vgate_accesskey_expiry_seconds shows. */
+  metricMaxSeries: number;
+  /** --expired-key-retention: delete keys expired this long ago; undefined: never. */
+  retentionMs?: number;
+  /** The Lease the replicas elect a leader with; enabled false: this replica acts alone. */
+  leaderElection: LeaderElectionOptions;
+}
+
+export const LIFECYCLE_DEFAULTS = Object.freeze({
+  thresholds: "7d,1d",
+  metricMaxSeries: 1000,
+  leaseName: "vgate-key-lifecycle",
+});
+
+const DAY_MS = 86_400_000;
+
+/** What `vgate serve` does without the flags: the metric, no writes. */
+export const DEFAULT_LIFECYCLE: LifecycleOptions = Object.freeze({
+  warnings: false,
+  thresholdsMs: [7 * DAY_MS, DAY_MS],
+  metricMaxSeries: LIFECYCLE_DEFAULTS.metricMaxSeries,
+  leaderElection: {
+    enabled: false,
+    id: LIFECYCLE_DEFAULTS.leaseName,
+    namespace: "default",
+    leaseDurationMs: 15_000,
+    renewDeadlineMs: 10_000,
+    retryPeriodMs: 2_000,
+  },
+});
+
+function parseThresholds(text: string): number[] {
+  const parts = text
+    .split(",")
+    .map((t) => t.trim())
+    .filter(Boolean);
+  if (parts.length === 0 || parts.length > 10) {
+    throw usageError("--expiry-warning-thresholds takes one to ten durations, e.g. 7d,1d");
+  }
+  const ms = parts.map((p) => parseLifetime(p, "--expiry-warning-thresholds", 1000, 365 * DAY_MS));
+  return [...new Set(ms)].sort((a, b) => b - a);
+}
+
+function parseLifecycle(
+  v: Record<string, string | boolean | undefined>,
+  leaderElect: boolean,
+  activityWriteIntervalMs: number,
+): LifecycleOptions {
+  const str = (k: string): string | undefined =>
+    typeof v[k] === "string" ? (v[k] as string) : undefined;
+  const retentionText = str("expired-key-retention");
+  const retentionMs =
+    retentionText === undefined
+      ? undefined
+      : parseLifetime(retentionText, "--expired-key-retention", 1000, 3650 * DAY_MS);
+  // A use another replica has not written to status.lastActivity yet is written within the
+  // interval; until then the key may look expired to the leader.
+  if (retentionMs !== undefined && retentionMs < activityWriteIntervalMs) {
+    throw usageError(
+      "--expired-key-retention must be at least --activity-write-interval (a use another replica has not yet written could otherwise be missed)",
+    );
+  }
+  const max = str("expiry-metric-max-series")!;
+  if (!/^\d{1,6}$/.test(max)) {
+    throw usageError(
+      `invalid --expiry-metric-max-series ${JSON.stringify(max)}: an integer from 0 to 999999`,
+    );
+  }
+  const warnings = v["expiry-warnings"] === true;
+  const acts = warnings || retentionMs !== undefined;
+  const namespace = str("leader-election-namespace") ?? selfNamespace(str("namespace"));
+  if (acts && leaderElect && namespace === undefined) {
+    throw usageError(
+      `--${warnings ? "expiry-warnings" : "expired-key-retention"} elects a leader on a Lease: give --leader-election-namespace (or --namespace, or set $POD_NAMESPACE), or --leader-elect=false for a single replica`,
+    );
+  }
+  return {
+    warnings,
+    thresholdsMs: parseThresholds(str("expiry-warning-thresholds")!),
+    metricMaxSeries: Number(max),
+    retentionMs,
+    leaderElection: parseLeaderElection(
+      v,
+      acts && leaderElect,
+      LIFECYCLE_DEFAULTS.leaseName,
+      namespace ?? "default",
+    ),
+  };
+}
+
 export interface ServeOptions {
   port: number;
   bindAddress: string;
@@ -230,6 +331,15 @@ export interface ServeOptions {
   operations?: OperationsOptions;
   /** No client CA (review routes closed) when omitted. */
   clientCerts?: ClientCertOptions;
+  /** Expiry warnings, the expiry metric, retention; the metric alone when omitted. */
+  lifecycle?: LifecycleOptions;
+  /** How often the key lifecycle checks the keys (not a flag; 30 s when omitted). */
+  lifecycleIntervalMs?: number;
+  /**
+   * The key lifecycle's clock (not a flag, so no one reaches it but a test that starts vgate in its
+   * own process): Date.now when omitted.
+   */
+  now?: () => number;
 }
 
 /** How `vgate serve` stops, and how much it takes on at once. */
@@ -282,9 +392,10 @@ function parseOperations(v: Record<string, string | boolean | undefined>): Opera
 }
 
 export function parseServeArgs(args: string[]): ServeOptions | "help" {
+  const { rest, values: booleans } = takeBooleans(args, ["leader-elect"]);
   const parsed = parseCommandArgs(
     "serve",
-    args,
+    rest,
     {
       port: { type: "string", default: "8443" },
       "bind-address": { type: "string", default: "0.0.0.0" },
@@ -322,6 +433,19 @@ export function parseServeArgs(args: string[]): ServeOptions | "help" {
       "client-ca-file": { type: "string" },
       "client-allowed-names": { type: "string" },
       "require-admission-client-cert": { type: "boolean", default: false },
+      "expiry-warnings": { type: "boolean", default: false },
+      "expiry-warning-thresholds": { type: "string", default: LIFECYCLE_DEFAULTS.thresholds },
+      "expiry-metric-max-series": {
+        type: "string",
+        default: String(LIFECYCLE_DEFAULTS.metricMaxSeries),
+      },
+      "expired-key-retention": { type: "string" },
+      "leader-elect": { type: "boolean" },
+      "leader-election-id": { type: "string" },
+      "leader-election-namespace": { type: "string" },
+      "leader-elect-lease-duration": { type: "string", default: SYNC_DEFAULTS.leaseDuration },
+      "leader-elect-renew-deadline": { type: "string", default: SYNC_DEFAULTS.renewDeadline },
+      "leader-elect-retry-period": { type: "string", default: SYNC_DEFAULTS.retryPeriod },
     },
     { allowPositionals: false },
   );
@@ -367,6 +491,13 @@ export function parseServeArgs(args: string[]): ServeOptions | "help" {
       `--${allowedNames.length > 0 ? "client-allowed-names" : "require-admission-client-cert"} needs --client-ca-file`,
     );
   }
+  const activityWriteIntervalMs = parseSpan(
+    v["activity-write-interval"]!,
+    "--activity-write-interval",
+    1000,
+    3_600_000,
+  );
+  const leaderElect = booleans["leader-elect"] ?? v["leader-elect"] ?? true;
   return {
     port,
     bindAddress: v["bind-address"]!,
@@ -392,11 +523,7 @@ export function parseServeArgs(args: string[]): ServeOptions | "help" {
       100,
       600_000,
     ),
-    activityWriteIntervalMs: parseSpan(
-      v["activity-write-interval"]!,
-      "--activity-write-interval",
-      1000,
-      3_600_000,
-    ),
+    activityWriteIntervalMs,
+    lifecycle: parseLifecycle(v, leaderElect, activityWriteIntervalMs),
   };
 }

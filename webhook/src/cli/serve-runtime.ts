@@ -37,12 +37,15 @@ import { startPatchRunner } from "../sync/patch-runner.js";
 import { createAuth, loadRoles, type AuthRuntime } from "./serve-auth.js";
 import {
   DEFAULT_AUTH_OPTIONS,
+  DEFAULT_LIFECYCLE,
   DEFAULT_OPERATIONS,
   type EndpointsOptions,
   type ServeOptions,
 } from "./serve-options.js";
 import { loadVCluster } from "./vcluster-flags.js";
 import type { StartedDiscovery } from "./serve-discovery.js";
+import { KeyLifecycle } from "./serve-lifecycle.js";
+import { KubeTransport } from "../shared/transport.js";
 
 /** What start-up has started so far, stopped in reverse order when a later step fails. */
 type Undo = () => Promise<void> | void;
@@ -90,6 +93,7 @@ function connectApi(
   kc: ClientConfig | null,
   opts: ServeOptions,
   auth: AuthRuntime,
+  lifecycle: KeyLifecycle,
   logger: Logger,
 ): KubeApi {
   const identity = resourceIdentity(opts.groupDomain);
@@ -103,12 +107,16 @@ function connectApi(
     "using API server",
   );
   const api = new ApiClient(kc, identity, {
-    onAccessKeyChange: auth.onAccessKeyChange,
+    onAccessKeyChange: (type, name) => {
+      auth.onAccessKeyChange(type, name);
+      lifecycle.onChange(type, name);
+    },
     watchNamespaces: true,
     onCacheError: (cache, message) =>
       logger.warn({ cache, err: message }, "watch cache unsynced; relisting"),
   });
   auth.connect(api);
+  lifecycle.start(api.accessKeyView());
   return api;
 }
 
@@ -365,16 +373,34 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
     },
     metrics,
   );
-  const api = connectApi(kc, opts, auth, logger);
+  // Events, the Lease and deletions go through a connection pool of their own.
+  const lifecycleTransport = kc ? new KubeTransport(kc, { timeoutMs: 10_000 }) : null;
+  undo.push(() => lifecycleTransport?.close());
+  const lifecycle = new KeyLifecycle({
+    opts: opts.lifecycle ?? DEFAULT_LIFECYCLE,
+    identity,
+    transport: lifecycleTransport,
+    logger,
+    metrics,
+    now: opts.now,
+    intervalMs: opts.lifecycleIntervalMs,
+  });
+  undo.push(() => lifecycle.stop());
+  const api = connectApi(kc, opts, auth, lifecycle, logger);
   if (api instanceof ApiClient) {
     endpoints?.useNamespaces(api.namespaceView());
     discovery?.useNamespaces(api.namespaceView());
   }
   undo.push(() => api.close?.());
   undo.push(() => auth.close());
+  const retentionMs = opts.lifecycle?.retentionMs;
   const deps: AccessKeyAdmission = {
     identity,
     adminGroups: opts.adminGroups,
+    expiredCleanup:
+      retentionMs === undefined
+        ? undefined
+        : { username: () => lifecycle.username(), retentionMs, now: opts.now ?? Date.now },
     api,
     keyStorage: authOpts.keyStorage,
     maxRotationGraceMs: authOpts.maxRotationGraceMs,
@@ -437,6 +463,8 @@ async function start(opts: ServeOptions, logger: Logger, undo: Undo[]): Promise<
   const unwatch = watchTls(opts, tls, server, logger, (pem) => (trusted.cas = parseCaBundle(pem)));
   logger.info({ url: server.url, tls: tls.source, group: identity.group }, "vgate serving");
   const teardown = async () => {
+    await lifecycle.stop();
+    lifecycleTransport?.close();
     // The last uses of keys are written before the API client goes.
     await auth.close();
     logger.info("access key activity flushed");

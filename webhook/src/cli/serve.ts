@@ -10,8 +10,10 @@ import {
   DEFAULT_OPERATIONS,
   DEFAULT_PROJECT_LABEL,
   DEFAULT_VIRTUAL_CLUSTER_LABEL,
+  LIFECYCLE_DEFAULTS,
   parseServeArgs,
 } from "./serve-options.js";
+import { SYNC_DEFAULTS } from "./sync-options.js";
 
 const HELP = `Serve the vgate admission, token and authorization webhooks over HTTPS.
 
@@ -103,6 +105,36 @@ Every vCluster on the host (POST /mutate/patches and /mutate/endpoints, host sid
                                       config.yaml of Secrets labelled app=vcluster), and create, patch
                                       on events (manifests/overlays/discover-vclusters)
 
+A key's end of life (only the leader of the replicas writes; docs/operations.md#expiring-keys):
+      --expiry-warnings               Record a Warning Event (reason AccessKeyExpiring) on a key when it
+                                      crosses a threshold before it expires, once per key and threshold
+                                      (Events of cluster-scoped keys are in the namespace "default").
+                                      RBAC: create on events in "default", and the Lease below
+      --expiry-warning-thresholds strings
+                                      How long before expiry to warn, e.g. 7d,1d or 36h; the largest is
+                                      also how far ahead vgate_accesskey_expiry_seconds looks
+                                      (default "${LIFECYCLE_DEFAULTS.thresholds}")
+      --expiry-metric-max-series int  The most keys vgate_accesskey_expiry_seconds shows, soonest first
+                                      (default ${LIFECYCLE_DEFAULTS.metricMaxSeries}); the others are counted in
+                                      vgate_accesskey_expiry_series_dropped
+      --expired-key-retention duration
+                                      Delete keys expired longer than this ago, e.g. 30d (default: never).
+                                      A key changed since it was read (renewed) is not deleted.
+                                      At least --activity-write-interval. RBAC: delete on ownedaccesskeys
+      --leader-elect                  With --expiry-warnings or --expired-key-retention, write only while
+                                      holding a coordination.k8s.io Lease, so several replicas can run
+                                      (default true; --leader-elect=false for a single replica)
+      --leader-election-id string     Name of the Lease (default "${LIFECYCLE_DEFAULTS.leaseName}")
+      --leader-election-namespace string
+                                      Namespace of the Lease (default: --namespace, then $POD_NAMESPACE)
+      --leader-elect-lease-duration duration
+                                      How long a standby waits before taking over an unrenewed Lease
+                                      (default ${SYNC_DEFAULTS.leaseDuration})
+      --leader-elect-renew-deadline duration
+                                      How long the leader retries renewing before it gives up (default ${SYNC_DEFAULTS.renewDeadline})
+      --leader-elect-retry-period duration
+                                      How often to try to take or renew the Lease (default ${SYNC_DEFAULTS.retryPeriod})
+
 Operations:
       --shutdown-delay duration       After SIGTERM, /readyz fails at once but connections are still accepted
                                       this long, while endpoints and kube-proxy catch up (default 5s;
@@ -121,6 +153,11 @@ Examples:
 
   # In a cluster, with certificates mounted from a Secret
   vgate serve --tls-cert-file /etc/vgate/tls.crt --tls-private-key-file /etc/vgate/tls.key
+
+  # Warn 7 days and 1 day before keys expire, and delete keys 30 days after they expired
+  vgate serve --tls-cert-file /etc/vgate/tls.crt --tls-private-key-file /etc/vgate/tls.key \
+    --namespace vgate-system --expiry-warnings --expiry-warning-thresholds 7d,1d \
+    --expired-key-retention 30d
 `;
 
 /**

@@ -38,13 +38,16 @@ const BOOLEAN_FLAGS = ["leader-elect", "alongside-vcluster"] as const;
  * Go's pflag accepts `--leader-elect=false`; node's parseArgs has no negation, so such arguments
  * are taken out here and their values returned.
  */
-function takeBooleans(args: string[]): { rest: string[]; values: Record<string, boolean> } {
+export function takeBooleans(
+  args: string[],
+  flags: readonly string[] = BOOLEAN_FLAGS,
+): { rest: string[]; values: Record<string, boolean> } {
   const values: Record<string, boolean> = {};
   const rest: string[] = [];
   for (const arg of args) {
     const m = /^--([a-z-]+)=(.*)$/.exec(arg);
     const flag = m?.[1];
-    if (m && BOOLEAN_FLAGS.includes(flag as (typeof BOOLEAN_FLAGS)[number])) {
+    if (m && flags.includes(flag!)) {
       if (m[2] !== "true" && m[2] !== "false") {
         throw usageError(`invalid --${flag} ${JSON.stringify(m[2])}: true or false`);
       }
@@ -93,10 +96,14 @@ function checkLabel(value: string, flag: string): string {
   return value;
 }
 
-function parseLeaderElection(
+/**
+ * --leader-elect-* and --leader-election-*; `vgate serve` takes the same flags for its key
+ * lifecycle (cli/serve-options.ts).
+ */
+export function parseLeaderElection(
   v: Record<string, string | boolean | undefined>,
   enabled: boolean,
-  vclusterName: string,
+  defaultId: string,
   namespace: string,
 ): LeaderElectionOptions {
   const lease = parseLongDuration(
@@ -128,7 +135,7 @@ function parseLeaderElection(
       `--leader-elect-renew-deadline must be greater than ${JITTER_FACTOR} times --leader-elect-retry-period`,
     );
   }
-  const id = (v["leader-election-id"] as string | undefined) ?? `vgate-sync-${vclusterName}`;
+  const id = (v["leader-election-id"] as string | undefined) ?? defaultId;
   const leaseNamespace = (v["leader-election-namespace"] as string | undefined) ?? namespace;
   return {
     enabled,
@@ -262,7 +269,7 @@ export function parseSyncArgs(
       v["patch-workers"] === undefined
         ? undefined
         : parseWorkers(v["patch-workers"], "--patch-workers"),
-    leaderElection: parseLeaderElection(v, leaderElect, name, namespace),
+    leaderElection: parseLeaderElection(v, leaderElect, `vgate-sync-${name}`, namespace),
     healthProbeBindAddress: parseBindAddress(
       v["health-probe-bind-address"]!,
       "--health-probe-bind-address",

@@ -1,6 +1,7 @@
 // Prometheus metrics (prom-client). One registry per server, so tests can run several servers.
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { ExpirySeries } from "../accesskeys/expiry-notices.js";
 import { MAX_BODY_BYTES_IN_FLIGHT } from "./body.js";
 
 export interface Metrics {
@@ -32,6 +33,12 @@ export interface Metrics {
   watchBodyBytes(read: () => number): void;
   /** Reports the discovered vClusters (--discover-vclusters): loaded and refused configs. */
   watchVClusters(read: () => { loaded: number; refused: number }): void;
+  /** Expiry warning Events, by result (cli/serve-lifecycle.ts). */
+  expiryWarnings: Counter<"result">;
+  /** Deletions of keys whose --expired-key-retention is over, by result. */
+  expiredKeyDeletions: Counter<"result">;
+  /** Reports vgate_accesskey_expiry_seconds (accesskeys/expiry-notices.ts expirySeries). */
+  watchKeyExpiry(read: () => ExpirySeries): void;
 }
 
 /**
@@ -100,6 +107,7 @@ export function createMetrics(withProcessMetrics = true): Metrics {
       this.set({ state: "refused" }, refused);
     },
   });
+  const expiry = keyExpiryGauges(registry);
   return {
     registry,
     requests: new Counter({
@@ -169,5 +177,50 @@ export function createMetrics(withProcessMetrics = true): Metrics {
     watchVClusters: (read) => {
       vclusters = read;
     },
+    expiryWarnings: new Counter({
+      name: "vgate_accesskey_expiry_warnings_total",
+      help: "AccessKeyExpiring Warning Events the leader decided to record, by result: created; exists (recorded before, by this replica before a restart or by another); dropped (the key's Event rate limit); failed.",
+      labelNames: ["result"],
+      registers: [registry],
+    }),
+    expiredKeyDeletions: new Counter({
+      name: "vgate_accesskey_expired_deletions_total",
+      help: "Keys the leader deleted because their --expired-key-retention was over, by result: deleted; conflict (the key changed since it was read, e.g. renewed: kept); gone; failed (retried at the next check).",
+      labelNames: ["result"],
+      registers: [registry],
+    }),
+    watchKeyExpiry: (read) => {
+      expiry.read = read;
+    },
   };
+}
+
+/**
+ * vgate_accesskey_expiry_seconds{name} and the count of keys left out of it: read when scraped, so
+ * the values are current and a deleted key's series goes with it.
+ */
+function keyExpiryGauges(registry: Registry): { read: (() => ExpirySeries) | undefined } {
+  const source: { read: (() => ExpirySeries) | undefined } = { read: undefined };
+  let last: ExpirySeries = { series: [], dropped: 0 };
+  new Gauge({
+    name: "vgate_accesskey_expiry_seconds",
+    help: "Seconds until an access key expires, for the keys that expire within the largest --expiry-warning-thresholds (soonest first, at most --expiry-metric-max-series). A key without TTL, one further off, and an expired one have no series.",
+    labelNames: ["name"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      if (source.read === undefined) return;
+      last = source.read();
+      for (const [name, seconds] of last.series) this.set({ name }, seconds);
+    },
+  });
+  new Gauge({
+    name: "vgate_accesskey_expiry_series_dropped",
+    help: "Keys within the horizon of vgate_accesskey_expiry_seconds left out of it by --expiry-metric-max-series (those expiring latest).",
+    registers: [registry],
+    collect() {
+      this.set(source.read === undefined ? 0 : last.dropped);
+    },
+  });
+  return source;
 }

@@ -101,6 +101,38 @@ export class EventRecorder {
     return this.record(object, "Normal", reason, action, message);
   }
 
+  /**
+   * Records an event under a name of the caller's, once: an Event of that name already there (made
+   * by another replica, or by this process before a restart) is "exists", and nothing is written.
+   * For notices that must not repeat however often they are decided; no aggregation, but the
+   * object's spam filter applies ("dropped"). Never throws.
+   */
+  async recordOnce(
+    object: KubeObject,
+    name: string,
+    what: EventText,
+  ): Promise<"created" | "exists" | "dropped" | "failed"> {
+    const involved = involvedObject(object);
+    const { apiVersion, kind, namespace, uid } = involved;
+    if (
+      !this.allowed(JSON.stringify([apiVersion, kind, namespace, involved.name, uid, what.type]))
+    ) {
+      return "dropped";
+    }
+    const text = { ...what, message: capBytes(what.message, MAX_MESSAGE_BYTES) };
+    const event = this.newEvent(involved, text, Date.now(), name);
+    const path = `/api/v1/namespaces/${encodeURIComponent(namespaceOf(involved))}/events`;
+    try {
+      const res = await this.transport.request("POST", path, event);
+      if (res.status === 201 || res.status === 200) return "created";
+      if (res.status === 409) return "exists";
+      this.failed(involved, what.reason, `status ${res.status}`);
+    } catch (err) {
+      this.failed(involved, what.reason, `error: ${String(err)}`);
+    }
+    return "failed";
+  }
+
   private record(
     object: KubeObject,
     type: EventType,
@@ -157,12 +189,16 @@ export class EventRecorder {
     });
   }
 
-  private newEvent(involved: InvolvedObject, what: EventText, now: number): KubeObject {
-    const namespace = involved.namespace || "default";
+  private newEvent(
+    involved: InvolvedObject,
+    what: EventText,
+    now: number,
+    name = this.eventName(involved.name, now),
+  ): KubeObject {
     return {
       apiVersion: "v1",
       kind: "Event",
-      metadata: { name: this.eventName(involved.name, now), namespace },
+      metadata: { name, namespace: namespaceOf(involved) },
       involvedObject: { ...involved },
       reason: what.reason,
       message: what.message,
@@ -210,7 +246,12 @@ export class EventRecorder {
   }
 }
 
-interface EventText {
+/** Where an object's Events go: its namespace, and "default" for a cluster-scoped one (as kube). */
+function namespaceOf(involved: InvolvedObject): string {
+  return involved.namespace || "default";
+}
+
+export interface EventText {
   type: EventType;
   reason: string;
   action: string;
