@@ -76,7 +76,7 @@ export const COMMANDS: readonly Entry[] = [
   },
   {
     name: "completion",
-    summary: "Print a shell completion script (bash, zsh)",
+    summary: "Print a shell completion script (bash, zsh, fish)",
     load: async () => (await import("./completion.js")).command,
   },
 ];
