@@ -6,7 +6,8 @@ import { CliError, errorLine, KubeError } from "../cli/errors.js";
 import { checkOutput, printKeys } from "../cli/print-keys.js";
 import { WATCH_HELP, WATCH_OPTIONS, watchKeys, watchList } from "../cli/watch-keys.js";
 import type { KubeObject } from "../kube/api.js";
-import { fieldSelectorValue, isTable } from "./list.js";
+import { fieldSelectorValue } from "../cli/key-selection.js";
+import { isTable } from "./list.js";
 
 export const command: Command = {
   name: "get",

@@ -35,6 +35,11 @@ export const COMMANDS: readonly Entry[] = [
     load: async () => (await import("./delete.js")).command,
   },
   {
+    name: "prune",
+    summary: "Delete your expired access keys (--all: everyone's)",
+    load: async () => (await import("./prune.js")).command,
+  },
+  {
     name: "disable",
     summary: "Disable an access key (it stays, but cannot log in)",
     load: async () => (await import("./disable.js")).disable,
