@@ -4,7 +4,7 @@
 import type { Command, CommandContext } from "../cli/command.js";
 import { CliError, errorLine, KubeError } from "../cli/errors.js";
 import { checkOutput, printKeys } from "../cli/print-keys.js";
-import { WATCH_HELP, WATCH_OPTIONS, watchKeys, watchList } from "../cli/watch-keys.js";
+import { WATCH_HELP, WATCH_OPTIONS, watchKeys, watching, watchList } from "../cli/watch-keys.js";
 import type { KubeObject } from "../kube/api.js";
 import { fieldSelectorValue } from "../cli/key-selection.js";
 import { isTable } from "./list.js";
@@ -49,7 +49,7 @@ kubectl accesskey get ci -w`,
 async function run(ctx: CommandContext): Promise<number> {
   await checkOutput(ctx);
   const api = await ctx.api();
-  if (ctx.flag("watch") || ctx.flag("watch-only")) return watch(ctx);
+  if (watching(ctx)) return watch(ctx);
   if (ctx.positionals.length === 0) {
     const items = await api.list({
       labelSelector: ctx.string("selector"),

@@ -6,7 +6,7 @@ import type { Command, CommandContext } from "../cli/command.js";
 import { CliError } from "../cli/errors.js";
 import { SELECTION_HELP, SELECTION_OPTIONS, keySelection } from "../cli/key-selection.js";
 import { checkOutput, printKeys } from "../cli/print-keys.js";
-import { WATCH_HELP, WATCH_OPTIONS, watchList } from "../cli/watch-keys.js";
+import { WATCH_HELP, WATCH_OPTIONS, watching, watchList } from "../cli/watch-keys.js";
 import { expiresAt } from "../../../webhook/src/shared/key-expiry.js";
 import { parseTtl } from "../keys/ttl.js";
 import type { KubeObject } from "../kube/api.js";
@@ -58,15 +58,15 @@ async function run(ctx: CommandContext): Promise<number> {
   }
   const expiring = ctx.string("expiring");
   const withinMs = expiring === undefined ? undefined : parseTtl(expiring, "--expiring") * 1000;
-  const watching = ctx.flag("watch") || ctx.flag("watch-only");
-  if (withinMs !== undefined && watching) {
+  const watch = watching(ctx);
+  if (withinMs !== undefined && watch) {
     // A watch prints each change of the selected keys; expiry is not a change the server sends.
     throw new CliError("--expiring cannot be used with --watch or --watch-only");
   }
   await checkOutput(ctx);
   const api = await ctx.api();
   const selection = await keySelection(ctx);
-  if (watching) return watchList(ctx, selection);
+  if (watch) return watchList(ctx, selection);
   let items = await api.list(selection);
   if (withinMs !== undefined) items = expiringWithin(items, withinMs, Date.now());
   if (items.length === 0 && isTable(ctx.string("output"))) {
