@@ -90,7 +90,7 @@ async function candidatesFor(
   }
   if (name === "completion")
     return {
-      candidates: ["bash", "zsh", "fish"].map((value) => ({ value })),
+      candidates: ["bash", "zsh", "fish", "powershell"].map((value) => ({ value })),
       directive: NO_FILES,
     };
   if (!NAMED.has(name)) return { candidates: [], directive: NO_FILES };

@@ -81,7 +81,7 @@ export const COMMANDS: readonly Entry[] = [
   },
   {
     name: "completion",
-    summary: "Print a shell completion script (bash, zsh, fish)",
+    summary: "Print a shell completion script (bash, zsh, fish, powershell)",
     load: async () => (await import("./completion.js")).command,
   },
 ];
