@@ -380,5 +380,28 @@ describe("kubectl accesskey: help, usage and client errors", function () {
     // create prints no table: no wide, no custom-columns.
     const create = await plugin(["__complete", "create", "ci", "-o", ""]);
     assert.equal(create.stdout, "json\nyaml\nname\njsonpath=\n:4\n");
+    // --field-selector: the selectable fields, no space after the `=`.
+    for (const command of ["list", "get", "prune"]) {
+      const fields = await plugin(["__complete", command, "--field-selector", "spec.t"]);
+      assert.equal(fields.stdout, "spec.team=\nspec.type=\n:6\n", command);
+    }
+  });
+
+  it("-l and --field-selector are on every command that lists keys; get NAME takes neither", async () => {
+    for (const command of ["list", "get", "prune"]) {
+      const help = await plugin([command, "--help"]);
+      assert.match(help.stdout, /^ {4}-l, --selector=''/m, command);
+      assert.match(help.stdout, /^ {4}--field-selector=''/m, command);
+    }
+    for (const selector of [
+      ["-l", "team=ci"],
+      ["--field-selector", "spec.type=User"],
+    ]) {
+      const r = await plugin(["get", "ci", ...selector]);
+      assert.deepEqual(
+        [r.code, r.stdout, r.stderr],
+        [1, "", "error: name cannot be provided when a selector is specified\n"],
+      );
+    }
   });
 });

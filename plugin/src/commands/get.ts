@@ -47,6 +47,10 @@ kubectl accesskey get ci -w`,
 };
 
 async function run(ctx: CommandContext): Promise<number> {
+  if (ctx.positionals.length > 0 && (ctx.string("selector") || ctx.string("field-selector"))) {
+    // kubectl's resource builder refuses names with a selector rather than ignore one of them.
+    throw new CliError("name cannot be provided when a selector is specified");
+  }
   await checkOutput(ctx);
   const api = await ctx.api();
   if (watching(ctx)) return watch(ctx);
