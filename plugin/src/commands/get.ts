@@ -25,8 +25,14 @@ kubectl accesskey get ci deploy -o yaml
 # Names and expiry, kubectl's jsonpath templates
 kubectl accesskey get -o jsonpath='{range .items[*]}{.metadata.name}{"\\t"}{.spec.ttl}{"\\n"}{end}'
 
+# The keys of a team, selected by the server
+kubectl accesskey get --field-selector spec.team=platform
+
 # One key, then a row each time it changes (Ctrl-C to stop)
-kubectl accesskey get ci -w`,
+kubectl accesskey get ci -w
+
+# Every change as a JSON watch event ({"type":"MODIFIED","object":…}), as kubectl get prints it
+kubectl accesskey get -w --watch-only --output-watch-events -o json`,
   options: {
     selector: { type: "string", short: "l" },
     "field-selector": { type: "string" },
