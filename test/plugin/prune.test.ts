@@ -10,6 +10,7 @@ import { HAVE_KUBECTL } from "../support/kubectl.js";
 import { AccessKeyApi, type KubeObject } from "../../plugin/src/kube/api.js";
 import { connect } from "../../plugin/src/kube/connect.js";
 import { KubeError } from "../../webhook/src/shared/status.js";
+import { pruneKey } from "../../plugin/src/commands/prune.js";
 import { pluginCluster, RUN_ID, type PluginCluster } from "./plugin-cluster.js";
 import { kubectl, plugin, type Run, type RunOptions } from "./plugin-run.js";
 
@@ -174,6 +175,47 @@ const why = !HAVE_KUBE
         [watch.code, watch.stderr],
         [1, "error: --expiring cannot be used with --watch or --watch-only\n"],
       );
+    });
+
+    it("a key renewed or replaced after the list is kept; one only annotated is still pruned", async () => {
+      const renewed = name("renewed");
+      const replaced = name("replaced");
+      const touched = name("touched");
+      for (const n of [renewed, replaced, touched]) {
+        assert.equal((await accesskey(pat, ["create", n, "--ttl", "1s"])).code, 0);
+      }
+      await untilExpired(pat, [], [renewed, replaced, touched]);
+      const connection = await connect({ kubeconfig: pat }, {});
+      const api = new AccessKeyApi(connection, {
+        groupDomain: "loft.sh",
+        timeoutMs: 10_000,
+        warn: () => undefined,
+      });
+      try {
+        // The keys as prune listed them, expired.
+        const listed = await Promise.all([renewed, replaced, touched].map((n) => api.get(n)));
+        // Then: one gets a TTL of a day, one is deleted and made anew, one only annotated.
+        const patched = await kubectl(
+          ["patch", RESOURCE, renewed, "--type=merge", "-p", '{"spec":{"ttl":86400}}'],
+          { kubeconfig: env.admin },
+        );
+        assert.equal(patched.code, 0, patched.stderr);
+        assert.equal((await accesskey(pat, ["delete", replaced, "--wait"])).code, 0);
+        assert.equal((await accesskey(pat, ["create", replaced, "--ttl", "1s"])).code, 0);
+        assert.equal((await accesskey(pat, ["annotate", touched, "example.com/seen=yes"])).code, 0);
+        const now = () => Date.now();
+        const outcomes = [];
+        for (const key of listed) outcomes.push(await pruneKey(api, key, "none", now));
+        assert.deepEqual(outcomes, [
+          "it is no longer expired",
+          "it was replaced by a new key",
+          "deleted",
+        ]);
+        assert.equal(await exists(renewed), true);
+        assert.equal(await exists(replaced), true);
+      } finally {
+        api.close();
+      }
     });
 
     it("a delete with preconditions leaves a key that changed (or a dry run) in place", async () => {

@@ -86,7 +86,7 @@ async function run(ctx: CommandContext): Promise<number> {
     const name = key.metadata?.name ?? "";
     let outcome: Outcome;
     try {
-      outcome = await prune(api, key, dryRun, now);
+      outcome = await pruneKey(api, key, dryRun, now);
     } catch (err) {
       // As kubectl delete: a refused delete is reported, and the others go on.
       if (!(err instanceof KubeError)) throw err;
@@ -111,10 +111,11 @@ async function run(ctx: CommandContext): Promise<number> {
   return failed ? 1 : 0;
 }
 
-type Outcome = "deleted" | "gone" | "it is no longer expired" | "it was replaced by a new key";
+export type Outcome =
+  "deleted" | "gone" | "it is no longer expired" | "it was replaced by a new key";
 
 /** Deletes `key` if it is still the expired key it was; on a precondition failure, looks again. */
-async function prune(
+export async function pruneKey(
   api: AccessKeyApi,
   key: KubeObject,
   dryRun: DryRun,
