@@ -20,7 +20,9 @@ export const command: Command = {
   description: `Delete the expired OwnedAccessKeys among your own (spec.user is you, as the API
 server's SelfSubjectReview names you), or among everyone's with --all. A key is expired when its
 spec.ttl has passed since it was created (since its last activity with spec.ttlAfterLastActivity),
-on the API server's clock. -l and --field-selector narrow the keys looked at. A key that changed
+on the API server's clock; a key with spec.ttlAfterLastActivity is left alone for 5 more
+minutes, since vgate writes status.lastActivity only once a minute. -l and --field-selector
+narrow the keys looked at. A key that changed
 after it was listed is deleted only if it is still expired (the delete carries its uid and
 resourceVersion as preconditions). As kubectl delete, it asks no confirmation: see first with
 --dry-run, or with kubectl accesskey list --expiring 1s.`,
@@ -56,6 +58,21 @@ kubectl accesskey prune --all -l team=ci --wait --timeout 1m`,
 /** Times a key that keeps changing under us is judged again before it is left alone. */
 const MAX_ATTEMPTS = 3;
 
+/**
+ * How long after its expiry on paper a key with ttlAfterLastActivity is still left alone: vgate
+ * writes status.lastActivity at most once per --activity-write-interval (1m by default) plus a
+ * flush (at most 10s), and counts a use it has not written yet (OAK-35), so such a key may still
+ * log in for that long after status says it expired.
+ */
+export const ACTIVITY_MARGIN_MS = 5 * 60_000;
+
+/** Whether prune deletes `key` at `now`: expired, and past the margin when it counts activity. */
+export function prunable(key: KubeObject, now: number): boolean {
+  const activity = (key["spec"] as { ttlAfterLastActivity?: unknown } | undefined)
+    ?.ttlAfterLastActivity;
+  return isExpired(key, activity === true ? now - ACTIVITY_MARGIN_MS : now);
+}
+
 async function run(ctx: CommandContext): Promise<number> {
   if (ctx.positionals.length > 0) {
     throw new CliError(
@@ -75,7 +92,7 @@ async function run(ctx: CommandContext): Promise<number> {
   const offset = (serverTime ?? Date.now()) - Date.now();
   const now = () => Date.now() + offset;
   // A key already being deleted is left to its finalizers.
-  const expired = items.filter((o) => isExpired(o, now()) && !o.metadata?.["deletionTimestamp"]);
+  const expired = items.filter((o) => prunable(o, now()) && !o.metadata?.["deletionTimestamp"]);
   if (expired.length === 0) {
     ctx.io.err("No resources found\n");
     return 0;
@@ -144,6 +161,6 @@ export async function pruneKey(
       throw err;
     }
     if (current.metadata?.["uid"] !== uid) return "it was replaced by a new key";
-    if (!isExpired(current, now())) return "it is no longer expired";
+    if (!prunable(current, now())) return "it is no longer expired";
   }
 }
