@@ -33,6 +33,7 @@ const HIDDEN_FLAGS = new Set(["namespace", "cache-dir"]);
 const OUTPUT_FORMATS = ["json", "yaml", "name", "wide", "jsonpath=", "custom-columns="];
 /** create prints no table (kubectl create's printers). */
 const CREATE_OUTPUT_FORMATS = ["json", "yaml", "name", "jsonpath="];
+const SELECTABLE_FIELDS = ["metadata.name", "spec.user", "spec.team", "spec.type"];
 const SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 export async function complete(
@@ -90,7 +91,7 @@ async function candidatesFor(
   }
   if (name === "completion")
     return {
-      candidates: ["bash", "zsh", "fish"].map((value) => ({ value })),
+      candidates: ["bash", "zsh", "fish", "powershell"].map((value) => ({ value })),
       directive: NO_FILES,
     };
   if (!NAMED.has(name)) return { candidates: [], directive: NO_FILES };
@@ -115,6 +116,13 @@ async function flagValue(
   if (flag === "-o" || flag === "--output") {
     return {
       candidates: (create ? CREATE_OUTPUT_FORMATS : OUTPUT_FORMATS).map((value) => ({ value })),
+      directive: NO_FILES | NO_SPACE,
+    };
+  }
+  if (flag === "--field-selector") {
+    // The fields the CRD declares selectable, and the name every resource has.
+    return {
+      candidates: SELECTABLE_FIELDS.map((field) => ({ value: `${field}=` })),
       directive: NO_FILES | NO_SPACE,
     };
   }

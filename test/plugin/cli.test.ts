@@ -6,7 +6,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { COMMANDS } from "../../plugin/src/commands/registry.js";
 import { execFile } from "node:child_process";
-import { HAVE_FISH, plugin, pluginEnv } from "./plugin-run.js";
+import { HAVE_FISH, HAVE_PWSH, plugin, pluginEnv } from "./plugin-run.js";
 import { repoRoot } from "../support/fixtures.js";
 import { suiteTempDir } from "../support/temp-dir.js";
 
@@ -250,16 +250,77 @@ describe("kubectl accesskey: help, usage and client errors", function () {
     assert.match(r.stderr, /^error: cannot use the kubeconfig: .*/);
   });
 
-  it("completion bash|zsh|fish print scripts that call __complete", async () => {
-    for (const shell of ["bash", "zsh", "fish"]) {
+  it("completion bash|zsh|fish|powershell print scripts that call __complete", async () => {
+    for (const shell of ["bash", "zsh", "fish", "powershell"]) {
       const r = await plugin(["completion", shell]);
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stdout, /kubectl-accesskey __complete/);
     }
     const bad = await plugin(["completion", "tcsh"]);
     assert.equal(bad.code, 1);
-    assert.equal(bad.stderr, "error: completion needs one shell: bash, zsh or fish\n");
+    assert.equal(bad.stderr, "error: completion needs one shell: bash, zsh, fish or powershell\n");
   });
+
+  it("the powershell script: a native completer, balanced, and the __complete answers it reads", async () => {
+    const r = await plugin(["completion", "powershell"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stdout,
+      /^Register-ArgumentCompleter -Native -CommandName 'kubectl-accesskey' -ScriptBlock \{$/m,
+    );
+    assert.match(r.stdout, /param\(\$WordToComplete, \$CommandAst, \$CursorPosition\)/);
+    // Brackets balance outside strings ('…' literal, "…" with ` escapes), and every string ends.
+    const open: string[] = [];
+    const pairs: Record<string, string> = { ")": "(", "}": "{", "]": "[" };
+    for (let i = 0; i < r.stdout.length; i++) {
+      const c = r.stdout[i]!;
+      if (c === "'" || c === '"') {
+        let j = i + 1;
+        while (j < r.stdout.length && r.stdout[j] !== c)
+          j += c === '"' && r.stdout[j] === "`" ? 2 : 1;
+        assert.ok(j < r.stdout.length, `a string opened at ${i} ends`);
+        i = j;
+      } else if ("({[".includes(c)) open.push(c);
+      else if (c in pairs) assert.equal(open.pop(), pairs[c], `bracket at ${i}`);
+      else if (c === "#" && (i === 0 || r.stdout[i - 1] === "\n")) i = r.stdout.indexOf("\n", i);
+    }
+    assert.deepEqual(open, []);
+    // What the script reads: value<TAB>help lines, then :directive (4: no files, 0: files).
+    const commands = await plugin(["__complete", "pr"]);
+    assert.equal(
+      commands.stdout,
+      "prune\tDelete your expired access keys (--all: everyone's)\n:4\n",
+    );
+    const shells = await plugin(["__complete", "completion", "p"]);
+    assert.equal(shells.stdout, "powershell\n:4\n");
+    const files = await plugin(["__complete", "get", "--kubeconfig", ""]);
+    assert.equal(files.stdout, ":0\n");
+    // An empty current word (what the script passes when the cursor is after a space).
+    const empty = await plugin(["__complete", "completion", ""]);
+    assert.equal(empty.stdout, "bash\nzsh\nfish\npowershell\n:4\n");
+  });
+
+  (HAVE_PWSH ? it : it.skip)(
+    `the powershell script completes commands and -o values when loaded${HAVE_PWSH ? "" : " (skipped: pwsh is not installed; Debian has no package and the npm package pwsh downloads PowerShell at install)"}`,
+    async () => {
+      const script = [
+        "kubectl-accesskey completion powershell | Out-String | Invoke-Expression",
+        "foreach ($line in @('kubectl-accesskey pru', 'kubectl-accesskey get -o j', 'kubectl-accesskey completion p')) {",
+        "  (TabExpansion2 -inputScript $line -cursorColumn $line.Length).CompletionMatches | ForEach-Object { $_.CompletionText }",
+        "  '---'",
+        "}",
+      ].join("\n");
+      const r = await new Promise<{ out: string; err: string }>((done) =>
+        execFile(
+          "pwsh",
+          ["-NoProfile", "-Command", script],
+          { env: pluginEnv(), cwd: repoRoot },
+          (_e, out, err) => done({ out, err }),
+        ),
+      );
+      assert.equal(r.out, "prune\n---\njson\njsonpath=\n---\npowershell\n---\n", r.err);
+    },
+  );
 
   (HAVE_FISH ? it : it.skip)(
     `the fish script completes commands, -o values and file names when sourced${HAVE_FISH ? "" : " (skipped: no fish)"}`,
@@ -319,5 +380,28 @@ describe("kubectl accesskey: help, usage and client errors", function () {
     // create prints no table: no wide, no custom-columns.
     const create = await plugin(["__complete", "create", "ci", "-o", ""]);
     assert.equal(create.stdout, "json\nyaml\nname\njsonpath=\n:4\n");
+    // --field-selector: the selectable fields, no space after the `=`.
+    for (const command of ["list", "get", "prune"]) {
+      const fields = await plugin(["__complete", command, "--field-selector", "spec.t"]);
+      assert.equal(fields.stdout, "spec.team=\nspec.type=\n:6\n", command);
+    }
+  });
+
+  it("-l and --field-selector are on every command that lists keys; get NAME takes neither", async () => {
+    for (const command of ["list", "get", "prune"]) {
+      const help = await plugin([command, "--help"]);
+      assert.match(help.stdout, /^ {4}-l, --selector=''/m, command);
+      assert.match(help.stdout, /^ {4}--field-selector=''/m, command);
+    }
+    for (const selector of [
+      ["-l", "team=ci"],
+      ["--field-selector", "spec.type=User"],
+    ]) {
+      const r = await plugin(["get", "ci", ...selector]);
+      assert.deepEqual(
+        [r.code, r.stdout, r.stderr],
+        [1, "", "error: name cannot be provided when a selector is specified\n"],
+      );
+    }
   });
 });

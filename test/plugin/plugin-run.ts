@@ -16,6 +16,12 @@ export const SINGLE_BINARY = resolve(repoRoot, "plugin/dist/bin/kubectl-accesske
 /** Whether fish is installed, for the tests of `completion fish` (skipped without it). */
 export const HAVE_FISH = spawnSync("fish", ["--version"]).status === 0;
 
+/**
+ * Whether PowerShell (pwsh) is installed, for running `completion powershell` (skipped without it:
+ * Debian has no package, and the npm package pwsh downloads PowerShell from GitHub at install).
+ */
+export const HAVE_PWSH = spawnSync("pwsh", ["-NoProfile", "-Command", "exit 0"]).status === 0;
+
 export interface Run {
   code: number;
   stdout: string;

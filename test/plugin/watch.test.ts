@@ -130,6 +130,69 @@ function started(args: string[], kubeconfig: string) {
     });
 
     (HAVE_KUBECTL ? it : it.skip)(
+      "--output-watch-events: what kubectl get -w --output-watch-events prints, through kubectl",
+      async () => {
+        const n = name("w6");
+        assert.equal((await asWendy(["create", n])).code, 0);
+        const mine = (args: string[]) =>
+          kubectl(["accesskey", "get", n, ...args], { kubeconfig: wendy });
+        const theirs = (args: string[]) =>
+          kubectl(["get", RESOURCE, n, ...args], { kubeconfig: wendy });
+        const flags = ["-w", "--output-watch-events", "--request-timeout", "4s"];
+        // Both watch one change; --show-key, so that the objects are the same bytes.
+        for (const output of [
+          ["-o", "json", "--show-key"],
+          ["-o", "yaml", "--show-key"],
+          ["-o", "name"],
+          [],
+        ]) {
+          const both = Promise.all([
+            mine([...flags, ...output]),
+            theirs([...flags, ...output.filter((o) => o !== "--show-key")]),
+          ]);
+          await new Promise((r) => setTimeout(r, 1500));
+          const annotated = await asWendy([
+            "annotate",
+            n,
+            `example.com/step-${output.length}${output[1] ?? ""}=x`,
+          ]);
+          assert.equal(annotated.code, 0, annotated.stderr);
+          const [a, b] = await both;
+          assert.equal(a.code, 0, a.stderr);
+          assert.equal(b.code, 0, b.stderr);
+          if (output.length > 0) {
+            assert.equal(a.stdout, b.stdout, output.join(" "));
+            continue;
+          }
+          // The table: our columns, kubectl's EVENT column (its values, padding and place).
+          const event = (out: string) =>
+            out.split("\n").map((l) => l.slice(0, out.indexOf("NAME") + 4));
+          assert.deepEqual(event(a.stdout), event(b.stdout));
+          assert.match(a.stdout, /^EVENT {6}NAME +DISPLAY NAME +OWNER /);
+          assert.match(a.stdout, /\nADDED {6}\S.*\nMODIFIED {3}\S/);
+        }
+        const json = await mine([...flags.slice(1), "-o", "json"]);
+        const theirsJson = await theirs([...flags.slice(1), "-o", "json"]);
+        assert.deepEqual([json.code, json.stderr], [theirsJson.code, theirsJson.stderr]);
+        // Without --show-key, the key is masked in the event's object as everywhere.
+        const masked = await mine([
+          "-w",
+          "--output-watch-events",
+          "--request-timeout",
+          "1s",
+          "-o",
+          "json",
+        ]);
+        const event = JSON.parse(masked.stdout) as {
+          type: string;
+          object: { spec: { key: string } };
+        };
+        assert.equal(event.type, "ADDED");
+        assert.equal(event.object.spec.key, "REDACTED");
+      },
+    );
+
+    (HAVE_KUBECTL ? it : it.skip)(
       "through kubectl: kubectl accesskey list -w ends as kubectl get -w does",
       async () => {
         const n = name("w5");

@@ -6,6 +6,7 @@
 // (--request-timeout, as kubectl sends it, or the server's own limit), or on Ctrl-C.
 
 import type { CommandContext } from "./command.js";
+import { CliError } from "./errors.js";
 import type { KubeObject, ListOptions } from "../kube/api.js";
 
 export interface WatchStart {
@@ -29,7 +30,8 @@ export async function watchKeys(ctx: CommandContext, start: WatchStart): Promise
   let printed = 0;
   // The keys as they are go through one table (aligned together, as kubectl's one flush); each
   // change is a table of one row.
-  const print = (...objs: KubeObject[]) => {
+  const events = ctx.flag("output-watch-events");
+  const print = (type: string, ...objs: KubeObject[]) => {
     const text = printObjects(
       objs,
       {
@@ -39,6 +41,7 @@ export async function watchKeys(ctx: CommandContext, start: WatchStart): Promise
         showKey: ctx.flag("show-key"),
         generated: ctx.generatedKeys,
         kindGroup: api.kindGroup,
+        ...(events ? { watchEvent: type } : {}),
       },
       false,
     );
@@ -46,18 +49,19 @@ export async function watchKeys(ctx: CommandContext, start: WatchStart): Promise
     printed += objs.length;
   };
   if (!ctx.flag("watch-only")) {
-    if (format.kind === "table") print(...start.current);
-    else for (const obj of start.current) print(obj);
+    // With --output-watch-events, the keys as they are print as ADDED events (kubectl's words).
+    if (format.kind === "table") print("ADDED", ...start.current);
+    else for (const obj of start.current) print("ADDED", obj);
   }
   let skip = start.skipFirst;
   const watch = api.watch(
     { ...start.selection, resourceVersion: start.resourceVersion },
-    (_t, obj) => {
+    (type, obj) => {
       if (skip) {
         skip = false;
         return;
       }
-      print(obj);
+      print(type, obj);
     },
   );
   await watch.done;
@@ -74,7 +78,19 @@ export async function watchList(ctx: CommandContext, selection: ListOptions): Pr
 export const WATCH_OPTIONS = {
   watch: { type: "boolean", short: "w" },
   "watch-only": { type: "boolean" },
+  "output-watch-events": { type: "boolean" },
 } as const;
+
+/** Whether the command watches; --output-watch-events without a watch is refused, as by kubectl. */
+export function watching(ctx: CommandContext): boolean {
+  const watch = ctx.flag("watch") || ctx.flag("watch-only");
+  if (!watch && ctx.flag("output-watch-events")) {
+    throw new CliError(
+      "--output-watch-events option can only be used with --watch or --watch-only",
+    );
+  }
+  return watch;
+}
 
 export const WATCH_HELP = [
   {
@@ -82,4 +98,8 @@ export const WATCH_HELP = [
     text: "After printing the keys, print a row (an object with -o) for each change",
   },
   { flag: "--watch-only=false", text: "Print only the changes, not the keys as they are" },
+  {
+    flag: "--output-watch-events=false",
+    text: "With a watch: print the event type (ADDED, MODIFIED, DELETED) too, as kubectl get",
+  },
 ];

@@ -1,4 +1,4 @@
-// kubectl accesskey completion bash|zsh|fish: completion for the kubectl-accesskey command itself. For
+// kubectl accesskey completion bash|zsh|fish|powershell: completion for the kubectl-accesskey command itself. For
 // `kubectl accesskey …`, kubectl (>= 1.26) completes through kubectl_complete-accesskey, which
 // asks `kubectl-accesskey __complete` the same questions.
 
@@ -7,8 +7,8 @@ import { CliError } from "../cli/errors.js";
 
 export const command: Command = {
   name: "completion",
-  summary: "Print a shell completion script (bash, zsh, fish)",
-  usage: "completion bash|zsh|fish",
+  summary: "Print a shell completion script (bash, zsh, fish, powershell)",
+  usage: "completion bash|zsh|fish|powershell",
   description: `Print a completion script for kubectl-accesskey. kubectl accesskey itself completes
 through kubectl's own completion once kubectl_complete-accesskey is on the PATH (kubectl >= 1.26).`,
   examples: `# bash, for this shell
@@ -18,7 +18,10 @@ source <(kubectl accesskey completion bash)
 source <(kubectl accesskey completion zsh)
 
 # fish, for this shell
-kubectl accesskey completion fish | source`,
+kubectl accesskey completion fish | source
+
+# PowerShell, for this session (add the line to $PROFILE to keep it)
+kubectl accesskey completion powershell | Out-String | Invoke-Expression`,
   options: {},
   flagHelp: [],
   run,
@@ -86,17 +89,54 @@ end
 complete -c kubectl-accesskey -f -a '(__kubectl_accesskey_complete)'
 `;
 
+// As cobra's PowerShell script: a native argument completer that asks __complete with the words
+// before the cursor and the current one, and offers each `value<TAB>help` line (the help as the
+// tooltip). No candidates and no file completion (4): one empty result, so PowerShell does not fall
+// back to file names; otherwise returning nothing lets it complete paths. Before PowerShell 7.3 an
+// empty argument never reaches a native command, so an empty current word is passed as '""'.
+const POWERSHELL = `# powershell completion for kubectl-accesskey
+Register-ArgumentCompleter -Native -CommandName 'kubectl-accesskey' -ScriptBlock {
+    param($WordToComplete, $CommandAst, $CursorPosition)
+    $words = @($CommandAst.CommandElements |
+        Where-Object { $_.Extent.EndOffset -le $CursorPosition } |
+        Select-Object -Skip 1 |
+        ForEach-Object { $_.Extent.Text })
+    if ($WordToComplete -ne '' -and $words.Count -gt 0) {
+        $words = @($words | Select-Object -SkipLast 1)
+    }
+    $current = $WordToComplete
+    $version = $PSVersionTable.PSVersion
+    if ($current -eq '' -and ($version.Major -lt 7 -or ($version.Major -eq 7 -and $version.Minor -lt 3))) {
+        $current = '""'
+    }
+    $out = @(& kubectl-accesskey __complete @words $current 2>$null)
+    if ($out.Count -eq 0) { return }
+    $directive = [int]($out[-1].TrimStart(':'))
+    $candidates = @($out | Select-Object -SkipLast 1 | Where-Object { $_ -ne '' })
+    if ($candidates.Count -eq 0) {
+        if (($directive -band 4) -ne 0) { '' }
+        return
+    }
+    foreach ($candidate in $candidates) {
+        $value, $help = $candidate -split "\`t", 2
+        if (-not $help) { $help = $value }
+        [System.Management.Automation.CompletionResult]::new($value, $value, 'ParameterValue', $help)
+    }
+}
+`;
+
 const SCRIPTS: Readonly<Record<string, string>> = {
   bash: BASH,
   zsh: ZSH,
   fish: FISH,
+  powershell: POWERSHELL,
 };
 
 async function run(ctx: CommandContext): Promise<number> {
   const shell = ctx.positionals[0];
   const script = shell !== undefined && Object.hasOwn(SCRIPTS, shell) ? SCRIPTS[shell] : undefined;
   if (ctx.positionals.length !== 1 || script === undefined) {
-    throw new CliError("completion needs one shell: bash, zsh or fish");
+    throw new CliError("completion needs one shell: bash, zsh, fish or powershell");
   }
   ctx.io.out(script);
   return 0;

@@ -4,9 +4,10 @@
 import type { Command, CommandContext } from "../cli/command.js";
 import { CliError, errorLine, KubeError } from "../cli/errors.js";
 import { checkOutput, printKeys } from "../cli/print-keys.js";
-import { WATCH_HELP, WATCH_OPTIONS, watchKeys, watchList } from "../cli/watch-keys.js";
+import { WATCH_HELP, WATCH_OPTIONS, watchKeys, watching, watchList } from "../cli/watch-keys.js";
 import type { KubeObject } from "../kube/api.js";
-import { fieldSelectorValue, isTable } from "./list.js";
+import { fieldSelectorValue } from "../cli/key-selection.js";
+import { isTable } from "./list.js";
 
 export const command: Command = {
   name: "get",
@@ -24,8 +25,14 @@ kubectl accesskey get ci deploy -o yaml
 # Names and expiry, kubectl's jsonpath templates
 kubectl accesskey get -o jsonpath='{range .items[*]}{.metadata.name}{"\\t"}{.spec.ttl}{"\\n"}{end}'
 
+# The keys of a team, selected by the server
+kubectl accesskey get --field-selector spec.team=platform
+
 # One key, then a row each time it changes (Ctrl-C to stop)
-kubectl accesskey get ci -w`,
+kubectl accesskey get ci -w
+
+# Every change as a JSON watch event ({"type":"MODIFIED","object":…}), as kubectl get prints it
+kubectl accesskey get -w --watch-only --output-watch-events -o json`,
   options: {
     selector: { type: "string", short: "l" },
     "field-selector": { type: "string" },
@@ -46,9 +53,13 @@ kubectl accesskey get ci -w`,
 };
 
 async function run(ctx: CommandContext): Promise<number> {
+  if (ctx.positionals.length > 0 && (ctx.string("selector") || ctx.string("field-selector"))) {
+    // kubectl's resource builder refuses names with a selector rather than ignore one of them.
+    throw new CliError("name cannot be provided when a selector is specified");
+  }
   await checkOutput(ctx);
   const api = await ctx.api();
-  if (ctx.flag("watch") || ctx.flag("watch-only")) return watch(ctx);
+  if (watching(ctx)) return watch(ctx);
   if (ctx.positionals.length === 0) {
     const items = await api.list({
       labelSelector: ctx.string("selector"),

@@ -35,6 +35,11 @@ export const COMMANDS: readonly Entry[] = [
     load: async () => (await import("./delete.js")).command,
   },
   {
+    name: "prune",
+    summary: "Delete your expired access keys (--all: everyone's)",
+    load: async () => (await import("./prune.js")).command,
+  },
+  {
     name: "disable",
     summary: "Disable an access key (it stays, but cannot log in)",
     load: async () => (await import("./disable.js")).disable,
@@ -76,7 +81,7 @@ export const COMMANDS: readonly Entry[] = [
   },
   {
     name: "completion",
-    summary: "Print a shell completion script (bash, zsh, fish)",
+    summary: "Print a shell completion script (bash, zsh, fish, powershell)",
     load: async () => (await import("./completion.js")).command,
   },
 ];

@@ -36,6 +36,11 @@ export interface ListOptions {
   fieldSelector?: string | undefined;
 }
 
+export interface DeleteOptions {
+  preconditions?: { uid?: string; resourceVersion?: string };
+  dryRun?: boolean;
+}
+
 export interface JsonPatchOp {
   op: "add" | "remove" | "replace" | "test";
   path: string;
@@ -110,13 +115,19 @@ export class AccessKeyApi {
    * The list with its resourceVersion, where a watch of the same selection starts (kubectl get -w
    * watches from the list's resourceVersion, so no change is missed nor shown twice).
    */
-  async listWithVersion(opts: ListOptions = {}): Promise<{ items: KubeObject[]; version: string }> {
+  async listWithVersion(
+    opts: ListOptions = {},
+  ): Promise<{ items: KubeObject[]; version: string; serverTime: number | undefined }> {
     const qs = listParams(opts).toString();
-    const list = (await this.call("GET", `${this.collection()}${qs ? `?${qs}` : ""}`)) as {
-      items?: KubeObject[];
-      metadata?: { resourceVersion?: string };
+    const res = await this.exchange("GET", `${this.collection()}${qs ? `?${qs}` : ""}`);
+    const list = res.body as { items?: KubeObject[]; metadata?: { resourceVersion?: string } };
+    // The answer's Date: the API server's clock, which is vgate's (they share the cluster's time).
+    const date = Date.parse(String(res.headers?.["date"] ?? ""));
+    return {
+      items: list.items ?? [],
+      version: list.metadata?.resourceVersion ?? "",
+      serverTime: Number.isFinite(date) ? date : undefined,
     };
-    return { items: list.items ?? [], version: list.metadata?.resourceVersion ?? "" };
   }
 
   /**
@@ -195,8 +206,23 @@ export class AccessKeyApi {
     )) as KubeObject;
   }
 
-  async delete(name: string): Promise<KubeObject> {
-    return (await this.call("DELETE", this.item(name))) as KubeObject;
+  /**
+   * `preconditions`: the server deletes only the object with this uid (and resourceVersion), else
+   * answers 409 Conflict. `dryRun`: admission runs, nothing is deleted (dryRun: [All]).
+   */
+  async delete(name: string, opts: DeleteOptions = {}): Promise<KubeObject> {
+    // All in the body: with a body, kube-apiserver reads no DeleteOptions from the query, so a
+    // ?dryRun=All next to preconditions would be ignored and the key deleted.
+    const body =
+      opts.preconditions || opts.dryRun
+        ? {
+            apiVersion: "v1",
+            kind: "DeleteOptions",
+            ...(opts.preconditions ? { preconditions: opts.preconditions } : {}),
+            ...(opts.dryRun ? { dryRun: ["All"] } : {}),
+          }
+        : undefined;
+    return (await this.call("DELETE", this.item(name), body)) as KubeObject;
   }
 
   /**
@@ -244,6 +270,16 @@ export class AccessKeyApi {
     body?: unknown,
     contentType?: string,
   ): Promise<unknown> {
+    return (await this.exchange(method, path, body, contentType)).body;
+  }
+
+  /** One request; a 2xx answer whole (headers too), any other as a KubeError. */
+  private async exchange(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType?: string,
+  ): Promise<KubeResponse> {
     let res: KubeResponse;
     if (this.timeoutMs > 0) {
       // client-go sends its deadline along (rest.Request.Timeout): the server gives up too.
@@ -259,7 +295,7 @@ export class AccessKeyApi {
       throw err;
     }
     for (const warning of warnings(res.headers?.["warning"])) this.warn(warning);
-    if (res.status >= 200 && res.status < 300) return res.body;
+    if (res.status >= 200 && res.status < 300) return res;
     if (res.status === 404 && path.startsWith(this.collection()) && !namesAnObject(res.body)) {
       // A 404 that names no object: the path itself may not exist. kubectl finds that out by
       // discovery before it sends anything; the plugin asks only when it matters.

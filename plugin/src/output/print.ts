@@ -45,6 +45,14 @@ export interface PrintOptions {
   kindGroup: string;
   /** kubectl's --show-managed-fields: -o json|yaml drop metadata.managedFields unless true. */
   showManagedFields?: boolean;
+  /**
+   * --output-watch-events: the watch event's type (ADDED, MODIFIED, DELETED). Each object is
+   * printed as kubectl prints a metav1.WatchEvent: an EVENT column first in a table, else the
+   * format applied to {type, object} (-o json on one line, as kubectl's JSONPrinter writes a
+   * WatchEvent; managedFields kept, as kubectl's printer finds no metadata to drop them from);
+   * -o name prints the object's name.
+   */
+  watchEvent?: string;
 }
 
 /** The kind: List kubectl prints for a list request or several names. */
@@ -65,6 +73,7 @@ export function printObjects(
   const list = asList || objects.length !== 1;
   const { format } = opts;
   if (format.kind === "table") return printTable(objects, opts, format.wide);
+  if (opts.watchEvent !== undefined) return printWatchEvents(objects, opts, opts.watchEvent);
   const sorted = list && opts.sortBy ? sorting(objects, opts.sortBy, false, opts) : [...objects];
   const shown = sorted.map((o) => maskSecrets(o, maskOptions(opts)));
   const data = list ? listOf(shown) : shown[0];
@@ -83,6 +92,40 @@ export function printObjects(
       return printCustomColumns(format.spec, shown, opts.noHeaders ?? false);
   }
 }
+
+/** Every object as a watch event of `type`, in the format of `opts` (not a table). */
+function printWatchEvents(objects: readonly unknown[], opts: PrintOptions, type: string): string {
+  const { format } = opts;
+  return objects
+    .map((o) => {
+      const object = maskSecrets(o, maskOptions(opts));
+      const event = { type, object };
+      switch (format.kind) {
+        case "json":
+          // Go's struct order (type, then object), on one line.
+          return `${escapeJsonText(`{"type":${goJson(type)},"object":${goJson(object)}}`)}\n`;
+        case "yaml":
+          return goYaml(event);
+        case "name":
+          return `${opts.kindGroup}/${escapeTerminal(objectName(object)) || "<unknown>"}\n`;
+        case "jsonpath":
+          return runTemplate(format.template, event, [o], false, opts, format.asJson ?? false);
+        case "custom-columns":
+          return printCustomColumns(format.spec, [event], opts.noHeaders ?? false);
+        case "table":
+          throw new Error("tables print watch events in printTable");
+      }
+    })
+    .join("");
+}
+
+/** kubectl's tableprinter pads the event types to one width. */
+const EVENT_TYPES: Readonly<Record<string, string>> = {
+  ADDED: "ADDED   ",
+  MODIFIED: "MODIFIED",
+  DELETED: "DELETED ",
+  ERROR: "ERROR   ",
+};
 
 /**
  * sortObjects on the objects as stored; its error may quote a value (a filter on a map prints the
@@ -139,10 +182,13 @@ function printTable(objects: readonly unknown[], opts: PrintOptions, wide: boole
   if (sorted.length === 0) return "";
   const now = opts.now ?? Date.now();
   // The status is read from the object as stored (a weak key is Weak), the cells from the masked one.
-  const rows = sorted.map((o) =>
-    tableRow(o, wide, now, maskSecrets(o, maskOptions(opts), TABLE_FIELDS)),
-  );
-  return formatColumns(opts.noHeaders ? rows : [tableHeaders(wide), ...rows]);
+  const event = opts.watchEvent;
+  const rows = sorted.map((o) => {
+    const row = tableRow(o, wide, now, maskSecrets(o, maskOptions(opts), TABLE_FIELDS));
+    return event === undefined ? row : [EVENT_TYPES[event] ?? escapeTerminal(event), ...row];
+  });
+  const headers = event === undefined ? tableHeaders(wide) : ["EVENT", ...tableHeaders(wide)];
+  return formatColumns(opts.noHeaders ? rows : [headers, ...rows]);
 }
 
 function runTemplate(

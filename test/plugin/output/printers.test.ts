@@ -356,3 +356,52 @@ describe("plugin output: printers", () => {
     },
   );
 });
+
+describe("plugin output: --output-watch-events", () => {
+  const key = {
+    apiVersion: "management.loft.sh/v1",
+    kind: "OwnedAccessKey",
+    metadata: {
+      name: "ci",
+      creationTimestamp: new Date(NOW - 60 * S).toISOString().replace(/\.\d+Z$/, "Z"),
+      managedFields: [{ manager: "kubectl" }],
+    },
+    spec: { key: "k".repeat(43), user: "alice", type: "User" },
+  };
+  const print = (output: string | undefined, type = "MODIFIED") =>
+    printObjects(
+      [key],
+      { format: parseOutput(output), kindGroup: KIND_GROUP, now: NOW, watchEvent: type },
+      false,
+    );
+
+  it("a table gets kubectl's EVENT column, the type padded to MODIFIED's width", () => {
+    const [header, row] = print(undefined, "ADDED").split("\n");
+    assert.match(header!, /^EVENT {6}NAME {3}DISPLAY NAME/);
+    assert.match(row!, /^ADDED {6}ci {5}/);
+    assert.match(print(undefined, "DELETED").split("\n")[1]!, /^DELETED {4}ci /);
+  });
+
+  it("json is the WatchEvent on one line, type first, managedFields kept, the key masked", () => {
+    const text = print("json");
+    assert.equal(text.split("\n").length, 2);
+    assert.ok(text.startsWith('{"type":"MODIFIED","object":{"apiVersion":'), text);
+    const event = JSON.parse(text) as {
+      object: { metadata: { managedFields?: unknown }; spec: { key: string } };
+    };
+    assert.ok(event.object.metadata.managedFields);
+    assert.equal(event.object.spec.key, "REDACTED");
+  });
+
+  it("yaml, jsonpath and custom-columns see {type, object}; -o name the object", () => {
+    const yaml = print("yaml");
+    assert.match(yaml, /^object:\n {2}apiVersion: management\.loft\.sh\/v1\n/);
+    assert.match(yaml, /\ntype: MODIFIED\n$/);
+    assert.equal(print("jsonpath={.type} {.object.metadata.name}"), "MODIFIED ci");
+    assert.equal(
+      print("custom-columns=T:.type,N:.object.metadata.name"),
+      "T          N\nMODIFIED   ci\n",
+    );
+    assert.equal(print("name"), `${KIND_GROUP}/ci\n`);
+  });
+});
