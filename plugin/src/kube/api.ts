@@ -1,6 +1,6 @@
-// Requests to the API server for the plugin: OwnedAccessKeys of management.<group-domain>/v1 and
-// SelfSubjectReviews. Error answers become KubeErrors (their Status), no answer becomes a
-// ConnectionError, and every `Warning` header of an answer is passed to `warn`.
+// Requests to the API server for the plugin: OwnedAccessKeys of management.<group-domain>/v1,
+// SelfSubjectReviews and the Events about a key. Error answers become KubeErrors (their Status),
+// no answer becomes a ConnectionError, and every `Warning` header of an answer is passed to `warn`.
 
 import {
   KubeTransport,
@@ -25,6 +25,9 @@ function listParams(opts: ListOptions): URLSearchParams {
   if (opts.fieldSelector) query.set("fieldSelector", opts.fieldSelector);
   return query;
 }
+
+/** A field selector's value as apimachinery's fields.EscapeValue writes it: `\\`, `,` and `=` escaped. */
+const escapeFieldValue = (value: string): string => value.replace(/[\\,=]/g, (c) => `\\${c}`);
 
 /** An object as the API returns it. */
 export type KubeObject = Record<string, unknown> & {
@@ -244,6 +247,43 @@ export class AccessKeyApi {
       return "unknown";
     const mode = info.data?.["keyStorage"];
     return mode === "plain" || mode === "hashed" ? mode : "unknown";
+  }
+
+  /**
+   * The core/v1 Events about `key`, as kubectl describe searches them (describe.go searchEvents):
+   * the involvedObject's name, namespace (none: the key is cluster-scoped), kind and uid as a field
+   * selector, 500 a page, every page. `namespace` undefined lists Events in all namespaces, as
+   * kubectl does for a cluster-scoped object. A refused list is thrown as a KubeError.
+   */
+  async events(key: KubeObject, namespace?: string): Promise<KubeObject[]> {
+    const meta = (key.metadata ?? {}) as { name?: unknown; uid?: unknown };
+    const terms: [string, unknown][] = [
+      ["involvedObject.name", meta.name],
+      ["involvedObject.namespace", ""],
+      ["involvedObject.kind", this.identity.kind],
+      ["involvedObject.uid", meta.uid],
+    ];
+    const selector = terms
+      .filter((t): t is [string, string] => typeof t[1] === "string")
+      .map(([field, value]) => `${field}=${escapeFieldValue(value)}`)
+      .join(",");
+    const base =
+      namespace === undefined
+        ? "/api/v1/events"
+        : `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`;
+    const items: KubeObject[] = [];
+    let next = "";
+    do {
+      const query = new URLSearchParams({ fieldSelector: selector, limit: "500" });
+      if (next) query.set("continue", next);
+      const page = (await this.call("GET", `${base}?${query.toString()}`)) as {
+        items?: KubeObject[];
+        metadata?: { continue?: string };
+      };
+      items.push(...(page.items ?? []));
+      next = page.metadata?.continue ?? "";
+    } while (next);
+    return items;
   }
 
   /** Who the API server says we are (authentication.k8s.io/v1 SelfSubjectReview). */

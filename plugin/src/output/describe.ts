@@ -2,11 +2,13 @@
 // describe's tab writer: minwidth 0, padding 2; a line without a value starts a new aligned block).
 // It shows the computed status and expiry and never the key: only whether one is set, how it is
 // stored and whether it is weak. Text comes from the object with its secrets masked wherever they
-// are (mask.ts), one line of it per value, escaped for the terminal (cells.ts).
+// are (mask.ts), one line of it per value, escaped for the terminal (cells.ts). The key's Events
+// end it, as they end kubectl describe (describe-events.ts).
 
 import { ownPath } from "../../../webhook/src/shared/own-path.js";
 import { exactDuration, NEVER, rfc3339, scopeEntries } from "./access-key-table.js";
 import { NONE, oneLine } from "./cells.js";
+import { eventLines } from "./describe-events.js";
 import { isJsonObject } from "./go-values.js";
 import { humanDuration } from "./human-duration.js";
 import {
@@ -113,12 +115,14 @@ function scopeLines(object: unknown): string[] {
 
 /**
  * `kubectl accesskey describe NAME`: kubectl-describe style, computed expiry, never the key.
- * `generated`: keys this run made, masked like spec.key.
+ * `generated`: keys this run made, masked like spec.key. `events`: the Events about the key, shown
+ * at the end as kubectl shows them; undefined: no Events section (--show-events=false).
  */
 export function describeAccessKey(
   stored: unknown,
   now: number = Date.now(),
   generated: readonly string[] = [],
+  events?: readonly unknown[],
 ): string {
   const object = maskSecrets(stored, { generated });
   const groups = ownPath(object, ["spec", "groups"]);
@@ -142,6 +146,7 @@ export function describeAccessKey(
     keyLine(stored),
     ...previousKeyLines(stored, now),
     ...scopeLines(object),
+    ...(events === undefined ? [] : eventLines(events, now)),
   ];
   return tabwrite(`${lines.join("\n")}\n`, DESCRIBE_SETTINGS);
 }
