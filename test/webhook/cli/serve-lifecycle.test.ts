@@ -6,6 +6,9 @@
 
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { LifecycleOptions } from "../../../webhook/src/cli/serve-options.js";
 import { KeyLifecycle } from "../../../webhook/src/cli/serve-lifecycle.js";
 import { createLogger } from "../../../webhook/src/server/logger.js";
@@ -28,6 +31,7 @@ import { HAVE_KUBE, KUBE_SKIP_REASON } from "../../support/kube/binaries.js";
 import { crdRef } from "../../support/kube/crds.js";
 import { vgateRules, type PolicyRule } from "../../support/kube/rbac.js";
 import { serviceAccountWith, type TestServiceAccount } from "../../support/kube/service-account.js";
+import { HAVE_ANY_KUBECTL, kubectlFor } from "../../support/kubectl.js";
 import { until, untilValue } from "../../support/until.js";
 
 const DOMAIN = "lifecycle.test";
@@ -57,6 +61,7 @@ interface KubeEvent {
     let cluster: VgateCluster;
     let account: TestServiceAccount;
     let kubeconfig: string;
+    let cacheDir: string;
     const run = randomBytes(3).toString("hex");
     const running: InProcessVgate[] = [];
     /** The clock vgate reads: the real one, moved forward by this much. */
@@ -72,6 +77,7 @@ interface KubeEvent {
         VGATE_NAMESPACE,
       );
       kubeconfig = await account.kubeconfig();
+      cacheDir = await mkdtemp(join(tmpdir(), "vgate-lifecycle-kubectl-"));
     });
 
     afterEach(async () => {
@@ -89,6 +95,7 @@ interface KubeEvent {
 
     after(async () => {
       await account?.remove();
+      if (cacheDir) await rm(cacheDir, { recursive: true, force: true });
       await cluster?.admin.delete(crdRef(`ownedaccesskeys.${GROUP}`));
     });
 
@@ -220,6 +227,16 @@ interface KubeEvent {
         new RegExp(`^Access key expires in 2d23h\\d+m \\(at ${weekExpiry}\\)`),
       );
       for (const token of tokens) assert.ok(!weekEvent!.message.includes(token));
+      if (HAVE_ANY_KUBECTL) {
+        // kubectl finds vgate's Event as it finds any object's: by involvedObject, all namespaces.
+        const kubectl = kubectlFor(cluster.kubeconfigPath, cacheDir);
+        const out = await kubectl(["describe", `ownedaccesskeys.${GROUP}`, week.metadata!.name!]);
+        assert.equal(out.code, 0, out.stderr);
+        assert.match(
+          out.stdout,
+          /\n {2}Warning {2}AccessKeyExpiring {2}\S+ +vgate +Access key expires in 2d23h/,
+        );
+      }
 
       let text = await metrics(vgate);
       assert.ok(Math.abs(expirySeconds(text, week)! - secondsLeft(week, 3 * 86400)) < 30, text);
