@@ -1,8 +1,8 @@
 // How a real `vgate serve` closes connections whose body it refused unread (body.ts
 // closeAfterAnswer): each lingers a moment after its answer so that a client still writing its
-// body reads the answer, at most 64 of them at once, and none stays once its linger is over. What
-// vgate holds is seen from outside, in Linux's /proc: the sockets among its open files, and the TCP
-// state of each (whether vgate has sent its FIN).
+// body reads the answer, at most 64 of them at once, and none stays once its linger is over, even
+// when its client neither reads nor closes. What vgate holds is seen from outside, in Linux's /proc:
+// the sockets among its open files, and the TCP state of each (whether vgate has sent its FIN).
 
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync, readlinkSync } from "node:fs";
@@ -182,5 +182,27 @@ describe("vgate serve: refused connections linger, boundedly", function () {
     // The ones closed at once may lose their answer to the reset; any answer seen is the 413.
     const statuses = new Set(writers.flatMap((w) => (w.status === undefined ? [] : [w.status])));
     assert.deepEqual([...statuses], [413]);
+  });
+
+  // A client that does not read never sees the FIN or the reset: to it, its socket looks open for as
+  // long as it likes (a check of that, from the client, once took this for a leak). What matters is
+  // that vgate no longer holds it: each of these is closed at the end of its linger.
+  it("closes refused connections whose client neither reads nor closes", async () => {
+    const stalled = postHead({ "Content-Length": 100_000 }); // 408 after 2 s without data
+    const clients: [head: string, halfClose: boolean][] = [
+      [TOO_LARGE, false],
+      [TOO_LARGE, true], // its write side shut mid-body
+      [stalled, false],
+      [stalled, true],
+    ];
+    for (const [head, halfClose] of [...clients, ...clients]) {
+      const w = await Writer.open(vgate.port);
+      writers.push(w);
+      w.socket.pause();
+      w.socket.write(head);
+      w.socket.write(Buffer.alloc(1024, 0x20));
+      if (halfClose) w.socket.end();
+    }
+    await mostLingering();
   });
 });
