@@ -196,7 +196,11 @@ let lingering = 0;
  * Answers with `Connection: close`, and closes gently. Node destroys such a socket as soon as the
  * answer is written; with request bytes still unread the kernel then resets the connection, and a
  * client still writing its body may never see the answer (2 of 20 early 413s were lost so, to
- * Node's own client). Instead: FIN after the answer, close LINGER_MS later.
+ * Node's own client). Instead: FIN after the answer, close LINGER_MS later. Node calls destroySoon
+ * once the answer is written (resOnFinish: `Connection: close` sets res._last), first resuming a
+ * body nobody read (req._dump), so the rest of a too-large one is read and dropped while it
+ * lingers. A client that does not read never sees the FIN or the close; vgate's side is gone all
+ * the same (lingering.test.ts).
  */
 function closeAfterAnswer(res: ServerResponse): void {
   res.setHeader("Connection", "close");
