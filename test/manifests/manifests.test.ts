@@ -207,6 +207,7 @@ const FULL_SPEC: DeepRequired<OwnedAccessKeySpec> = {
 const FULL_STATUS: DeepRequired<OwnedAccessKeyStatus> = {
   lastActivity: "2025-01-02T03:04:05Z",
   weakKey: true,
+  previousKey: { until: "2025-01-02T04:00:00Z", lastActivity: "2025-01-02T03:30:00Z" },
 };
 
 function fullKey(): Json {

@@ -23,7 +23,10 @@ import { maskSecrets } from "./mask.js";
 import { parseRfc3339 } from "../../../webhook/src/shared/rfc3339.js";
 import { isStoredHash } from "../../../webhook/src/shared/key-hash.js";
 import type { OwnedAccessKey } from "../../../webhook/src/shared/ownedaccesskey.js";
-import { previousKeyOf } from "../../../webhook/src/shared/previous-key.js";
+import {
+  previousKeyLastActivity,
+  previousKeyOf,
+} from "../../../webhook/src/shared/previous-key.js";
 import { DESCRIBE_SETTINGS, tabwrite } from "./tabwriter.js";
 
 const str = (object: unknown, ...path: string[]): string | undefined => {
@@ -96,15 +99,22 @@ function keyLine(object: unknown): string {
 }
 
 /**
- * A rotation's grace window (spec.previousKey), when there is one: its deadline, never the digest.
- * Absent from keys never rotated with --grace, so their description is as it always was.
+ * A rotation's grace window (spec.previousKey), when there is one: its deadline, never the digest,
+ * and the previous key's last login in this window (status.previousKey, when it names this window:
+ * one of an earlier window is not this key's). Absent from keys never rotated with --grace, so
+ * their description is as it always was.
  */
 function previousKeyLines(object: unknown, now: number): string[] {
   if (ownPath(object, ["spec", "previousKey"]) === undefined) return [];
   const previous = previousKeyOf(object as OwnedAccessKey);
   if (!previous) return [`Previous Key:\t<invalid> (refused)`];
   const state = now < previous.until ? "still logs in until" : "refused since";
-  return [`Previous Key:\t${state} ${when(previous.until, now)} (never shown)`];
+  const last = previousKeyLastActivity(object as OwnedAccessKey);
+  const used =
+    last === undefined
+      ? "not used since the rotation"
+      : `last used ${humanDuration(Math.max(0, now - last))} ago`;
+  return [`Previous Key:\t${state} ${when(previous.until, now)} (never shown); ${used}`];
 }
 
 function scopeLines(object: unknown): string[] {

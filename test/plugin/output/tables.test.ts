@@ -266,3 +266,37 @@ describe("plugin output: tables and describe (golden files)", () => {
     assert.notEqual(statusOf(printObjects([ciKey], opts(), false)), "Terminating");
   });
 });
+
+describe("plugin describe: the previous key of a rotation (docs/decisions.md OAK-38)", () => {
+  const digest = "ef".repeat(32);
+  const rotatedKey = (until: string, status: Record<string, unknown>) => ({
+    ...ciKey,
+    spec: { ...(ciKey.spec as object), previousKey: { key: `sha256:${digest}`, until } },
+    status: { ...(ciKey.status as object), ...status },
+  });
+  const line = (k: unknown) => /^Previous Key:.*$/m.exec(describeAccessKey(k, NOW))?.[0];
+
+  it("says when the previous key last logged in during its window, or that it did not", () => {
+    const until = "2026-03-10T13:00:00Z";
+    const used = { previousKey: { until, lastActivity: "2026-03-10T11:57:00Z" } };
+    assert.equal(
+      line(rotatedKey(until, used)),
+      "Previous Key:   still logs in until 2026-03-10T13:00:00Z (in 60m) (never shown); last used 3m ago",
+    );
+    assert.match(line(rotatedKey(until, {}))!, /\(never shown\); not used since the rotation$/);
+    // status names an earlier window: that use was another key's.
+    const earlier = {
+      previousKey: { until: "2026-03-10T10:00:00Z", lastActivity: "2026-03-10T09:59:00Z" },
+    };
+    assert.match(line(rotatedKey(until, earlier))!, /; not used since the rotation$/);
+    // After the deadline the use in that window is still shown.
+    const past = "2026-03-10T11:58:00Z";
+    assert.match(
+      line(
+        rotatedKey(past, { previousKey: { until: past, lastActivity: "2026-03-10T11:57:00Z" } }),
+      )!,
+      /refused since 2026-03-10T11:58:00Z \(2m ago\) \(never shown\); last used 3m ago$/,
+    );
+    assert.ok(!describeAccessKey(rotatedKey(until, used), NOW).includes(digest));
+  });
+});

@@ -11,6 +11,7 @@ import {
   type ActivityWriter,
 } from "../../../webhook/src/auth/activity.js";
 import { parseServeArgs } from "../../../webhook/src/cli/serve-options.js";
+import { previousKeyLastActivity } from "../../../webhook/src/shared/previous-key.js";
 import { serveCommand } from "../../../webhook/src/cli/serve.js";
 
 const T0 = Date.parse("2026-03-10T00:00:00Z");
@@ -502,6 +503,133 @@ describe("ActivityRecorder: status.weakKey", () => {
     r.record(api.key("short"), T0 + 1000, true);
     await r.flush();
     assert.equal(api.writes.length, 3);
+  });
+});
+
+describe("ActivityRecorder: the previous key's use (docs/decisions.md OAK-38)", () => {
+  const UNTIL = T0 + 3600_000;
+  const OLD_DIGEST = `sha256:${"ab".repeat(32)}`;
+  /** A key in a grace window ending at `until`, as the cache shows it, with `status`. */
+  function rotated(api: ReturnType<typeof fakeApi>, name: string, until = UNTIL, status = {}) {
+    return api.put({
+      metadata: { name },
+      spec: { user: "u", previousKey: { key: OLD_DIGEST, until: rfc3339Seconds(until) } },
+      status,
+    });
+  }
+  const prev = (until: number, at: number) => ({
+    until: rfc3339Seconds(until),
+    lastActivity: rfc3339Seconds(at),
+  });
+
+  it("writes status.previousKey {until, lastActivity} at a login with the previous key, never the digest", async () => {
+    const api = fakeApi();
+    const rec = recorder(api, { now: () => T0 });
+    rec.record(rotated(api, "k"), T0 + 1500, false, true);
+    await rec.flush();
+    assert.deepEqual(api.writes, [
+      { name: "k", lastActivity: rfc3339Seconds(T0 + 1500), previousKey: prev(UNTIL, T0 + 1500) },
+    ]);
+    assert.ok(!JSON.stringify(api.writes).includes("ab".repeat(32)), "no digest in status");
+    // A login with the new key writes no previousKey.
+    rec.record(api.key("k"), T0 + MIN + 2000, false, false);
+    await rec.flush();
+    assert.equal(api.writes.length, 2);
+    assert.equal(api.writes[1]!.previousKey, undefined);
+    assert.equal(api.writes[1]!.lastActivity, rfc3339Seconds(T0 + MIN + 2000));
+  });
+
+  it("writes it at most once an interval per window, also across replicas", async () => {
+    let now = T0;
+    const api = fakeApi();
+    const one = recorder(api, { now: () => now });
+    const two = recorder(api, { now: () => now });
+    one.record(rotated(api, "k"), T0, false, true);
+    await one.flush();
+    // Within the interval: neither replica writes it again.
+    for (const at of [T0 + 1000, T0 + MIN - 1000]) {
+      now = at;
+      one.record(api.key("k"), at, false, true);
+      two.record(api.key("k"), at, false, true);
+      await Promise.all([one.flush(), two.flush()]);
+    }
+    assert.equal(api.writes.length, 1);
+    // An interval later the newest login is written once.
+    now = T0 + MIN + 5000;
+    one.record(api.key("k"), now, false, true);
+    two.record(api.key("k"), now, false, true);
+    await Promise.all([one.flush(), two.flush()]);
+    assert.equal(api.writes.length, 2);
+    assert.deepEqual(api.writes[1]!.previousKey, prev(UNTIL, T0 + MIN + 5000));
+  });
+
+  it("a new window's first login is written at once, though the stored one is recent", async () => {
+    const api = fakeApi();
+    const rec = recorder(api, { now: () => T0 });
+    const later = UNTIL + 600_000;
+    // status names the window before, used a second ago; the key has been rotated again since.
+    rotated(api, "k", later, { lastActivity: rfc3339Seconds(T0), previousKey: prev(UNTIL, T0) });
+    rec.record(api.key("k"), T0 + 1000, false, true);
+    await rec.flush();
+    assert.equal(api.writes.length, 1);
+    assert.deepEqual(api.writes[0]!.previousKey, prev(later, T0 + 1000));
+    assert.equal(api.writes[0]!.lastActivity, undefined, "lastActivity keeps its interval");
+  });
+
+  it("a login is not written into a window that a rotation since replaced or dropped", async () => {
+    const api = fakeApi();
+    const rec = recorder(api, { now: () => T0 });
+    rec.record(rotated(api, "replaced"), T0, false, true);
+    rec.record(rotated(api, "dropped"), T0, false, true);
+    rotated(api, "replaced", UNTIL + 1000);
+    api.put({ metadata: { name: "dropped" }, spec: { user: "u" }, status: {} });
+    await rec.flush();
+    assert.deepEqual(
+      api.writes.map((w) => [w.name, w.previousKey]),
+      [
+        ["replaced", undefined],
+        ["dropped", undefined],
+      ],
+    );
+    assert.equal(rec.pending, 0);
+  });
+
+  it("a previous key without a well-formed window records lastActivity only", async () => {
+    const api = fakeApi();
+    const rec = recorder(api, { now: () => T0 });
+    rec.record(api.key("k"), T0, false, true);
+    await rec.flush();
+    assert.deepEqual(api.writes, [{ name: "k", lastActivity: rfc3339Seconds(T0) }]);
+  });
+});
+
+describe("previousKeyLastActivity: the previous key's use in the current window", () => {
+  const key = (until: string, status: OwnedAccessKey["status"]): OwnedAccessKey => ({
+    metadata: { name: "k" },
+    spec: { previousKey: { key: `sha256:${"cd".repeat(32)}`, until } },
+    status,
+  });
+  const until = "2026-03-10T01:00:00Z";
+
+  it("is status.previousKey's lastActivity while it names the key's window, else nothing", () => {
+    const used = { until, lastActivity: "2026-03-10T00:30:00Z" };
+    assert.equal(
+      previousKeyLastActivity(key(until, { previousKey: used })),
+      Date.parse(used.lastActivity),
+    );
+    assert.equal(
+      previousKeyLastActivity(key("2026-03-10T02:00:00Z", { previousKey: used })),
+      undefined,
+    );
+    assert.equal(previousKeyLastActivity(key(until, {})), undefined);
+    assert.equal(
+      previousKeyLastActivity(key(until, { previousKey: { until, lastActivity: "soon" } })),
+      undefined,
+    );
+    assert.equal(
+      previousKeyLastActivity({ metadata: { name: "k" }, status: { previousKey: used } }),
+      undefined,
+    );
   });
 });
 

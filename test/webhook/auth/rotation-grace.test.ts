@@ -29,7 +29,7 @@ import {
 } from "../../support/kube/rbac.js";
 import { HAVE_ANY_KUBECTL, ANY_KUBECTL_SKIP_REASON, kubectlFor } from "../../support/kubectl.js";
 import { metricValue } from "../../support/prometheus-text.js";
-import { until } from "../../support/until.js";
+import { until, untilValue } from "../../support/until.js";
 
 const USER = "rotator";
 const NAMESPACE = "rotation";
@@ -79,6 +79,8 @@ for (const storage of ["plain", "hashed"] as const) {
             ...(storage === "hashed" ? ["--key-storage=hashed"] : []),
             `--max-rotation-grace=${MAX_GRACE}`,
             `--roles-file=${roles}`,
+            // status.previousKey (the old key's last login) is written within a third of a second.
+            "--activity-write-interval=2s",
           ],
         });
         keysPath = `/apis/${cluster.group}/v1/ownedaccesskeys`;
@@ -190,7 +192,7 @@ for (const storage of ["plain", "hashed"] as const) {
         const described = await admin(["describe", name]);
         assert.match(
           described.stdout,
-          /Previous Key:\s+still logs in until \S+ \(in \d+s\) \(never shown\)/,
+          /Previous Key:\s+still logs in until \S+ \(in \d+s\) \(never shown\); not used since the rotation\n/,
         );
         assert.ok(!described.stdout.includes(sha256(old).slice(7)), "describe shows no digest");
 
@@ -243,6 +245,35 @@ for (const storage of ["plain", "hashed"] as const) {
         const firstRefused = after[0]!;
         assert.equal((await read(name, old)).code, 1, "kubectl with the old key is refused");
         assert.equal((await read(name, key)).code, 0, "the new key still works");
+
+        // The owner sees it where they look: status.previousKey names the window and holds the old
+        // key's last login (never a key or a digest), and describe says when it was last used.
+        // Only status is read back (a failure prints it): spec holds the key in plain storage.
+        const withUse = await untilValue(
+          "status.previousKey is written after the old key's login",
+          async () => (await stored(name)).status as { previousKey?: unknown } | undefined,
+          (status) => status?.previousKey !== undefined,
+          20_000,
+        );
+        const status = withUse as { previousKey: { until: string; lastActivity: string } };
+        assert.deepEqual(Object.keys(status.previousKey).sort(), ["lastActivity", "until"]);
+        assert.equal(status.previousKey.until, said[1]);
+        const lastUse = Date.parse(status.previousKey.lastActivity);
+        assert.ok(lastUse >= Math.floor(rotatedAt / 1000) * 1000 - 1000, "used after the rotation");
+        assert.ok(lastUse < deadline, "used within the window");
+        const statusText = JSON.stringify(withUse);
+        assert.ok(!statusText.includes(old) && !statusText.includes(key), "no key in status");
+        assert.ok(!statusText.includes(sha256(old).slice(7)), "no digest in status");
+        const describedAfter = await admin(["describe", name]);
+        assert.equal(describedAfter.code, 0, describedAfter.stderr);
+        assert.match(
+          describedAfter.stdout,
+          /Previous Key:\s+refused since \S+ \(\d+s ago\) \(never shown\); last used \d+s ago\n/,
+        );
+        assert.ok(
+          !describedAfter.stdout.includes(sha256(old).slice(7)),
+          "describe shows no digest",
+        );
         console.log(
           `      [${storage}] rotate took ${rotatedAt - rotateAt} ms; the new key worked ${newKeyWorksAt - rotatedAt} ms after it; ` +
             `the old key worked ${checkedAt - rotatedAt} ms into the ${GRACE_S} s window, logged in afresh (counted) ${countedAt - rotatedAt} ms into it, ` +

@@ -4,17 +4,26 @@
 // shows every replica's writes, and writes through the status subresource with the cached
 // resourceVersion as a precondition, so of two replicas that decide at the same moment from the
 // same object only one write lands and the other is a conflict, dropped. The writer and the cache
-// are supplied by the shell.
+// are supplied by the shell. A login with the previous key of a rotation (spec.previousKey) is
+// written the same way, and by the same rule, to status.previousKey {until, lastActivity}, where
+// `until` names the window the login was in (docs/decisions.md OAK-38).
 
 import type { OwnedAccessKey } from "../shared/ownedaccesskey.js";
 import { parseRfc3339 } from "../shared/rfc3339.js";
 import { expiresAt } from "../shared/key-expiry.js";
 import { ownPath } from "../shared/own-path.js";
+import {
+  previousKeyOf,
+  storedPreviousKeyActivity,
+  type PreviousKeyActivity,
+} from "../shared/previous-key.js";
 
-/** What a write sets in status: the last activity, the weakKey flag, or both. */
+/** What a write sets in status: the last activity, the weakKey flag, the previous key's use. */
 export interface ActivityStatus {
   lastActivity?: string;
   weakKey?: boolean;
+  /** The last login with the previous key, and the deadline of its window (RFC 3339 both). */
+  previousKey?: { until: string; lastActivity: string };
 }
 
 /**
@@ -97,6 +106,10 @@ export class ActivityRecorder {
   private readonly queue = new Set<string>();
   /** status.weakKey the last login showed, where the stored one differs. */
   private readonly weak = new Map<string, boolean>();
+  /** The newest login with the previous key this replica saw, per key, with its window. */
+  private readonly seenPrevious = new Map<string, PreviousKeyActivity>();
+  /** The status.previousKey this recorder wrote, until the cache shows it. */
+  private readonly writtenPrevious = new Map<string, PreviousKeyActivity>();
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
   /** Flushes started and not yet finished; the timer adds none while one is running. */
@@ -119,14 +132,21 @@ export class ActivityRecorder {
 
   /**
    * Notes a successful login at `at` (ms), with a key that is `weak` (shorter than the minimum
-   * length) or not. O(1); writes nothing itself. The key is queued when its stored last activity
-   * (or the one this recorder wrote) is at least minIntervalMs older, or when its stored weakKey
-   * differs.
+   * length) or not, made with the key's `previous` key (in its grace window) or its own. O(1);
+   * writes nothing itself. The key is queued when its stored last activity (or the one this
+   * recorder wrote) is at least minIntervalMs older, when its stored weakKey differs, or when the
+   * same holds of the previous key's last login in this window.
    */
-  record(key: OwnedAccessKey, at: number, weak = false): void {
+  record(key: OwnedAccessKey, at: number, weak = false, previous = false): void {
     const name = key.metadata?.name;
     if (this.stopped || typeof name !== "string" || name === "" || !Number.isFinite(at)) return;
     this.seen.set(name, Math.max(this.seen.get(name) ?? at, at));
+    const window = previous ? previousKeyOf(key) : undefined;
+    if (window) {
+      const before = this.seenPrevious.get(name);
+      const last = before?.until === window.until ? Math.max(before.lastActivity, at) : at;
+      this.seenPrevious.set(name, { until: window.until, lastActivity: last });
+    }
     if (weak !== (ownPath(key, ["status", "weakKey"]) === true)) this.weak.set(name, weak);
     else this.weak.delete(name);
     if (this.due(name, key) !== undefined) this.queue.add(name);
@@ -148,6 +168,8 @@ export class ActivityRecorder {
     this.written.delete(name);
     this.queue.delete(name);
     this.weak.delete(name);
+    this.seenPrevious.delete(name);
+    this.writtenPrevious.delete(name);
   }
 
   /**
@@ -183,7 +205,8 @@ export class ActivityRecorder {
    * What a write of `key` (as the cache or a login shows it) must set now, or undefined when
    * nothing: the newest login, when it is at least minIntervalMs after the stored last activity and
    * after the one this recorder wrote (both whole seconds, so written values are at least the
-   * interval apart); weakKey, when the last login disagrees with the stored one.
+   * interval apart); weakKey, when the last login disagrees with the stored one; previousKey, by
+   * the lastActivity rule within the window (previousKeyDue).
    */
   private due(name: string, key: OwnedAccessKey): ActivityStatus | undefined {
     const status: ActivityStatus = {};
@@ -196,7 +219,29 @@ export class ActivityRecorder {
     if (weak !== undefined && weak !== (ownPath(key, ["status", "weakKey"]) === true)) {
       status.weakKey = weak;
     }
+    const previous = this.previousKeyDue(name, key);
+    if (previous) status.previousKey = previous;
     return Object.keys(status).length > 0 ? status : undefined;
+  }
+
+  /**
+   * The previous key's newest login, when it is at least minIntervalMs after the one status shows
+   * for the same window (or this recorder wrote), or when status shows none or another window's.
+   * Nothing once the key's window is no longer the login's (a rotation since replaced or dropped
+   * it): that login belongs to a key that no longer logs in.
+   */
+  private previousKeyDue(
+    name: string,
+    key: OwnedAccessKey,
+  ): ActivityStatus["previousKey"] | undefined {
+    const seen = this.seenPrevious.get(name);
+    if (!seen || previousKeyOf(key)?.until !== seen.until) return undefined;
+    let stored: number | undefined;
+    for (const known of [storedPreviousKeyActivity(key), this.writtenPrevious.get(name)]) {
+      if (known?.until === seen.until) stored = later(stored, known.lastActivity);
+    }
+    if (stored !== undefined && seen.lastActivity - stored < this.minIntervalMs) return undefined;
+    return { until: rfc3339Seconds(seen.until), lastActivity: rfc3339Seconds(seen.lastActivity) };
   }
 
   private async flushOnce(): Promise<void> {
@@ -243,6 +288,12 @@ export class ActivityRecorder {
     if (status.weakKey !== undefined && this.weak.get(name) === status.weakKey) {
       this.weak.delete(name);
     }
+    if (status.previousKey !== undefined) {
+      this.writtenPrevious.set(name, {
+        until: parseRfc3339(status.previousKey.until)!,
+        lastActivity: parseRfc3339(status.previousKey.lastActivity)!,
+      });
+    }
     // A login during the write may need one more (more than the interval later, or weakKey).
     if (this.queue.has(name) && !this.due(name, key)) this.queue.delete(name);
     this.outcome("written");
@@ -273,7 +324,8 @@ export class ActivityRecorder {
   /**
    * Drops what no longer matters: a written value once the cache shows it (or a later one) or once
    * it is an interval old, and a login that no longer moves the key's expiry (the key has no
-   * ttlAfterLastActivity, status shows it, or the key has expired anyway).
+   * ttlAfterLastActivity, status shows it, or the key has expired anyway). The same for the
+   * previous key's, which moves no expiry: its login is dropped once no flush needs it.
    */
   private prune(): void {
     const now = this.now();
@@ -283,6 +335,17 @@ export class ActivityRecorder {
       if (!key || now - at >= this.minIntervalMs || (stored !== undefined && stored >= at)) {
         this.written.delete(name);
       }
+    }
+    for (const [name, wrote] of this.writtenPrevious) {
+      const key = this.keys.get(name);
+      const stored = key && storedPreviousKeyActivity(key);
+      const shown = stored?.until === wrote.until && stored.lastActivity >= wrote.lastActivity;
+      if (!key || now - wrote.lastActivity >= this.minIntervalMs || shown) {
+        this.writtenPrevious.delete(name);
+      }
+    }
+    for (const name of this.seenPrevious.keys()) {
+      if (!this.queue.has(name)) this.seenPrevious.delete(name);
     }
     for (const [name, at] of this.seen) {
       if (this.queue.has(name)) continue;

@@ -92,8 +92,11 @@ export interface TokenReviewDeps {
   now(): number;
   /** A use of the key the recorder knows of but has not yet written to status. */
   localLastActivity(name: string): number | undefined;
-  /** A login at `at`; `weak`: the token is shorter than the minimum key length. */
-  recordActivity(key: OwnedAccessKey, at: number, weak: boolean): void;
+  /**
+   * A login at `at`; `weak`: the token is shorter than the minimum key length; `previous`: it is
+   * the key's previous key, in its grace window.
+   */
+  recordActivity(key: OwnedAccessKey, at: number, weak: boolean, previous: boolean): void;
 }
 
 interface Status {
@@ -201,7 +204,7 @@ function reviewKey(
   if (error !== undefined) {
     return refuse(req, error, "audience", { key: name, user: user.username, reason: "audiences" });
   }
-  deps.recordActivity(key, now, req.token.length < MIN_KEY_LENGTH);
+  deps.recordActivity(key, now, req.token.length < MIN_KEY_LENGTH, window !== undefined);
   const status: Status = { authenticated: true, user };
   if (audiences) status.audiences = audiences;
   const log: ReviewLog = {

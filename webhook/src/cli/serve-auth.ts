@@ -103,8 +103,8 @@ export function createAuth(
     audiences: opts.audiences,
     now: Date.now,
     localLastActivity: (name: string) => recorder?.latest(name),
-    recordActivity: (key: OwnedAccessKey, at: number, weak: boolean) =>
-      recorder?.record(key, at, weak),
+    recordActivity: (key: OwnedAccessKey, at: number, weak: boolean, previous: boolean) =>
+      recorder?.record(key, at, weak, previous),
   };
   const authenticate: Review = (body) => {
     const req = decodeTokenReview(body);

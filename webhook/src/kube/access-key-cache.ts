@@ -44,7 +44,7 @@ export const KEPT_FIELDS = {
     "rules",
     "allowLoftCli",
   ],
-  status: ["lastActivity", "weakKey"],
+  status: ["lastActivity", "weakKey", "previousKey"],
 } as const;
 
 function pick(value: unknown, fields: readonly string[]): Record<string, unknown> | undefined {

@@ -99,7 +99,7 @@ export class ApiClient implements KubeApi {
   }
 
   /**
-   * Sets status.lastActivity and/or status.weakKey of the key `name` through the status
+   * Sets status.lastActivity, status.weakKey and/or status.previousKey of the key `name` through the status
    * subresource: a merge patch, so nothing else in the object changes, that carries
    * `resourceVersion` as a precondition (kube-apiserver refuses it with 409 Conflict when the object
    * changed since). "gone" when the key no longer exists, "conflict" on 409; throws a KubeError
@@ -107,7 +107,11 @@ export class ApiClient implements KubeApi {
    */
   async patchAccessKeyStatus(
     name: string,
-    status: { lastActivity?: string; weakKey?: boolean },
+    status: {
+      lastActivity?: string;
+      weakKey?: boolean;
+      previousKey?: { until: string; lastActivity: string };
+    },
     resourceVersion?: string,
   ): Promise<"written" | "gone" | "conflict"> {
     const { group, version, resource } = this.identity;

@@ -162,6 +162,11 @@ export interface OwnedAccessKeyStatus {
    * since a hashed key's length is known only then; false again once a longer key logs in.
    */
   weakKey?: boolean;
+  /**
+   * vgate's: the last login with the previous key of a rotation, and the deadline of the window it
+   * was in (docs/decisions.md OAK-38). Never the key or its digest.
+   */
+  previousKey?: { until?: string; lastActivity?: string };
 }
 
 export interface OwnedAccessKey {

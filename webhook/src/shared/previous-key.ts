@@ -46,3 +46,45 @@ export function openPreviousKey(key: OwnedAccessKey, now: number): PreviousKey |
   const prev = previousKeyOf(key);
   return prev && now < prev.until ? prev : undefined;
 }
+
+/**
+ * status.previousKey {until, lastActivity}: the last login with the previous key, written by the
+ * token webhook's activity recorder (auth/activity.ts). `until` names the window it belongs to (the
+ * deadline of spec.previousKey at the login): the mutating webhook cannot write status, so a later
+ * rotation leaves it in place, and a reader takes it only while it names the current window.
+ */
+export interface PreviousKeyActivity {
+  /** The deadline of the window the login was in (ms since the epoch). */
+  until: number;
+  /** The last login with the previous key (ms since the epoch). */
+  lastActivity: number;
+}
+
+/** The stored status.previousKey, when it is well-formed, whatever window it names. */
+export function storedPreviousKeyActivity(
+  key: OwnedAccessKey | null | undefined,
+): PreviousKeyActivity | undefined {
+  const status = key?.status;
+  if (!status || !Object.hasOwn(status, "previousKey")) return undefined;
+  const value = status.previousKey;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const until = Object.hasOwn(value, "until") ? value.until : undefined;
+  const last = Object.hasOwn(value, "lastActivity") ? value.lastActivity : undefined;
+  if (typeof until !== "string" || typeof last !== "string") return undefined;
+  const untilAt = parseRfc3339(until);
+  const lastAt = parseRfc3339(last);
+  return untilAt === null || lastAt === null ? undefined : { until: untilAt, lastActivity: lastAt };
+}
+
+/**
+ * The last login with the key's previous key in its current window (spec.previousKey), or
+ * undefined when the previous key has not logged in since the rotation that opened it (status
+ * names another window, or none).
+ */
+export function previousKeyLastActivity(
+  key: OwnedAccessKey | null | undefined,
+): number | undefined {
+  const window = previousKeyOf(key);
+  const stored = storedPreviousKeyActivity(key);
+  return window && stored && stored.until === window.until ? stored.lastActivity : undefined;
+}
