@@ -12,7 +12,7 @@ import { DEFAULT_SHUTDOWN_DELAY_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from "../serve
 import { parseCommandArgs } from "./args.js";
 import { parseDuration, parseLifetime, parseLongDuration, parseSpan, showMs } from "./duration.js";
 import { DEFAULT_MAX_ROTATION_GRACE_MS } from "../shared/previous-key.js";
-import { parseLeaderElection, SYNC_DEFAULTS, takeBooleans } from "./sync-options.js";
+import { LEADER_ELECTION_FLAGS, parseLeaderElection, takeBooleans } from "./sync-options.js";
 import type { LeaderElectionOptions } from "../sync/controller/options.js";
 import { usageError } from "./errors.js";
 import { SERVER_STDIN_CONFIG, selfNamespace } from "./vcluster-flags.js";
@@ -440,12 +440,7 @@ export function parseServeArgs(args: string[]): ServeOptions | "help" {
         default: String(LIFECYCLE_DEFAULTS.metricMaxSeries),
       },
       "expired-key-retention": { type: "string" },
-      "leader-elect": { type: "boolean" },
-      "leader-election-id": { type: "string" },
-      "leader-election-namespace": { type: "string" },
-      "leader-elect-lease-duration": { type: "string", default: SYNC_DEFAULTS.leaseDuration },
-      "leader-elect-renew-deadline": { type: "string", default: SYNC_DEFAULTS.renewDeadline },
-      "leader-elect-retry-period": { type: "string", default: SYNC_DEFAULTS.retryPeriod },
+      ...LEADER_ELECTION_FLAGS,
     },
     { allowPositionals: false },
   );

@@ -26,6 +26,16 @@ export const SYNC_DEFAULTS = Object.freeze({
   logLevel: "info",
 });
 
+/** The leader election flags, as controller-runtime names them; `vgate serve` takes them too. */
+export const LEADER_ELECTION_FLAGS = {
+  "leader-elect": { type: "boolean" },
+  "leader-election-id": { type: "string" },
+  "leader-election-namespace": { type: "string" },
+  "leader-elect-lease-duration": { type: "string", default: SYNC_DEFAULTS.leaseDuration },
+  "leader-elect-renew-deadline": { type: "string", default: SYNC_DEFAULTS.renewDeadline },
+  "leader-elect-retry-period": { type: "string", default: SYNC_DEFAULTS.retryPeriod },
+} as const;
+
 /** client-go's leaderelection.JitterFactor: renewDeadline must exceed retryPeriod times this. */
 const JITTER_FACTOR = 1.2;
 
@@ -163,12 +173,7 @@ const OPTIONS = {
   workers: { type: "string", default: String(SYNC_DEFAULTS.workers) },
   "patch-timeout": { type: "string", default: SYNC_DEFAULTS.patchTimeout },
   "patch-workers": { type: "string" },
-  "leader-elect": { type: "boolean" },
-  "leader-election-id": { type: "string" },
-  "leader-election-namespace": { type: "string" },
-  "leader-elect-lease-duration": { type: "string", default: SYNC_DEFAULTS.leaseDuration },
-  "leader-elect-renew-deadline": { type: "string", default: SYNC_DEFAULTS.renewDeadline },
-  "leader-elect-retry-period": { type: "string", default: SYNC_DEFAULTS.retryPeriod },
+  ...LEADER_ELECTION_FLAGS,
   "health-probe-bind-address": { type: "string", default: SYNC_DEFAULTS.healthProbeBindAddress },
   "metrics-bind-address": { type: "string", default: SYNC_DEFAULTS.metricsBindAddress },
   "shutdown-timeout": { type: "string", default: SYNC_DEFAULTS.shutdownTimeout },
