@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
-import { HAVE_KUBECTL } from "../support/kubectl.js";
+import { HAVE_KUBECTL, KUBECTL_SKIP_REASON } from "../support/kubectl.js";
 import { AccessKeyApi, type KubeObject } from "../../plugin/src/kube/api.js";
 import { connect } from "../../plugin/src/kube/connect.js";
 import { KubeError } from "../../webhook/src/shared/status.js";
@@ -16,11 +16,17 @@ import { kubectl, plugin, type Run, type RunOptions } from "./plugin-run.js";
 
 const KIND = "ownedaccesskey.management.loft.sh";
 const RESOURCE = "ownedaccesskeys.management.loft.sh";
-const why = !HAVE_KUBE
-  ? KUBE_SKIP_REASON
-  : HAVE_KUBECTL
-    ? ""
-    : " (skipped: no kubectl of the cluster's version; run make kube)";
+const why = KUBE_SKIP_REASON || KUBECTL_SKIP_REASON;
+
+/** The plugin's own API client, logged in with `kubeconfig`. */
+async function apiAs(kubeconfig: string): Promise<AccessKeyApi> {
+  const connection = await connect({ kubeconfig }, {});
+  return new AccessKeyApi(connection, {
+    groupDomain: "loft.sh",
+    timeoutMs: 10_000,
+    warn: () => undefined,
+  });
+}
 
 (HAVE_KUBE && HAVE_KUBECTL ? describe : describe.skip)(
   `kubectl accesskey prune and list --expiring on a real cluster${why}`,
@@ -207,12 +213,7 @@ const why = !HAVE_KUBE
         assert.equal((await accesskey(pat, ["create", n, "--ttl", "1s"])).code, 0);
       }
       await untilExpired(pat, [], [renewed, replaced, touched]);
-      const connection = await connect({ kubeconfig: pat }, {});
-      const api = new AccessKeyApi(connection, {
-        groupDomain: "loft.sh",
-        timeoutMs: 10_000,
-        warn: () => undefined,
-      });
+      const api = await apiAs(pat);
       try {
         // The keys as prune listed them, expired.
         const listed = await Promise.all([renewed, replaced, touched].map((n) => api.get(n)));
@@ -243,12 +244,7 @@ const why = !HAVE_KUBE
     it("a delete with preconditions leaves a key that changed (or a dry run) in place", async () => {
       const n = name("pre");
       assert.equal((await accesskey(pat, ["create", n, "--ttl", "1s"])).code, 0);
-      const connection = await connect({ kubeconfig: pat }, {});
-      const api = new AccessKeyApi(connection, {
-        groupDomain: "loft.sh",
-        timeoutMs: 10_000,
-        warn: () => undefined,
-      });
+      const api = await apiAs(pat);
       try {
         const listed = await api.get(n);
         const uid = listed.metadata?.["uid"] as string;
