@@ -14,6 +14,7 @@ import { parseAllDocuments } from "yaml";
 import { safeConcatName } from "../../webhook/src/patches/host-names.js";
 import { LOG_LEVELS } from "../../webhook/src/server/logger.js";
 import { PATCH_KINDS } from "../../webhook/src/config/patch-kinds.js";
+import { parseServeArgs } from "../../webhook/src/cli/serve-options.js";
 import { repoFile, repoRoot } from "../support/fixtures.js";
 import { HAVE_HELM, HELM_SKIP_REASON, helm } from "../support/helm/helm-binary.js";
 import { HAVE_ANY_KUBECTL, ANY_KUBECTL_SKIP_REASON } from "../support/kubectl.js";
@@ -567,6 +568,32 @@ const CASES: Case[] = [
       assert.equal(meta(crd).annotations, undefined);
     });
 
+    it("keyLifecycle.maxRotationGrace: vgate serve's --max-rotation-grace, parsed as vgate parses it", async () => {
+      /** The webhook container's args, the Deployment's env references filled in. */
+      const serveArgs = async (values: string[]): Promise<string[]> => {
+        const objects = await template(values);
+        const deploy = objects.find((o) => o.kind === "Deployment" && meta(o).name === "vgate");
+        assert.ok(deploy, "the Deployment vgate");
+        const pod = obj(obj(obj(deploy.spec).template).spec);
+        const args = (pod.containers as { args: string[] }[])[0]!.args;
+        return args.map((a) =>
+          a.replace("$(VGATE_KEY_STORAGE)", "hashed").replace("$(POD_NAMESPACE)", NS),
+        );
+      };
+      const grace = (args: string[]) => {
+        const parsed = parseServeArgs(args.slice(args.indexOf("serve") + 1));
+        assert.notEqual(parsed, "help");
+        return (parsed as Exclude<typeof parsed, "help">).auth?.maxRotationGraceMs;
+      };
+      const byDefault = await serveArgs([]);
+      assert.ok(!byDefault.some((a) => a.startsWith("--max-rotation-grace")), byDefault.join(" "));
+      assert.equal(grace(byDefault), 24 * 3_600_000);
+      const hour = await serveArgs(["--set", "keyLifecycle.maxRotationGrace=1h"]);
+      assert.ok(hour.includes("--max-rotation-grace=1h"), hour.join(" "));
+      assert.equal(grace(hour), 3_600_000);
+      assert.equal(grace(await serveArgs(["--set", "keyLifecycle.maxRotationGrace=0s"])), 0);
+    });
+
     it("NetworkPolicy and ServiceMonitor: rendered only when enabled, aimed at vgate's pods and port", async () => {
       const plain = await template([]);
       assert.equal(
@@ -706,6 +733,10 @@ const CASES: Case[] = [
         at: /at '\/serviceMonitor\/interval': 'often' does not match pattern/,
       },
       { set: ["--set", "image.tag=a b"], at: /at '\/image\/tag': 'a b' does not match pattern/ },
+      {
+        set: ["--set", "keyLifecycle.maxRotationGrace=1 day"],
+        at: /at '\/keyLifecycle\/maxRotationGrace': '1 day' does not match pattern/,
+      },
       {
         set: ["--set", "discoverVClusters.kinds={Pods}"],
         at: /at '\/discoverVClusters\/kinds\/0': 'Pods' does not match pattern/,
