@@ -5,6 +5,7 @@
 // troubleshooting blocks showing what they promise.
 
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import { docBlock, runPromisedBlock } from "../readme-blocks.js";
@@ -110,8 +111,33 @@ export async function assertLogsInAs(
     `kubectl --kubeconfig ${kubeconfig} auth whoami -o jsonpath='{.status.userInfo.username}'`,
     install.workDir,
     install.env,
-  );
+  ).catch(async (err: Error) => {
+    err.message += `\n${await loginDiagnostics(install)}`;
+    throw err;
+  });
   assert.equal(who.trim(), user);
+}
+
+/**
+ * Why a login may have failed, without the key: the token path's answer to an unknown token
+ * (vgate's "invalid access key" means the path works and the key was not found), and the tail of
+ * every vgate replica's log.
+ */
+async function loginDiagnostics(install: Pick<VgateInstall, "workDir" | "env">): Promise<string> {
+  const tail = (script: string) =>
+    bash(`${script} 2>&1 || true`, install.workDir, install.env).catch((e: Error) => e.message);
+  const probe = {
+    apiVersion: "authentication.k8s.io/v1",
+    kind: "TokenReview",
+    spec: { token: `diagnostics-${randomBytes(16).toString("hex")}` },
+  };
+  const review = await tail(
+    `echo '${JSON.stringify(probe)}' | kubectl create -f - -o jsonpath='{.status.error}'`,
+  );
+  const logs = await tail(
+    "kubectl -n vgate-system logs -l app.kubernetes.io/name=vgate --prefix --tail=30",
+  );
+  return `an unknown token's TokenReview: ${review}\nvgate's logs:\n${logs}`;
 }
 
 /**

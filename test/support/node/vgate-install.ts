@@ -8,6 +8,7 @@
 // kube-apiserver.flags.
 
 import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { request as httpsRequest } from "node:https";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { delimiter, join, resolve } from "node:path";
@@ -332,13 +333,43 @@ export async function waitForWebhooks(rig: NodeRig, timeoutMs = 120_000): Promis
   await waitAllReady(rig, timeoutMs);
   const check = join(repoRoot, "webhook/examples/webhook-check.yaml");
   let last = "";
+  let admission = false;
   while (Date.now() - start < timeoutMs) {
-    const r = await rig.kubectl(["create", "--dry-run=server", "-f", check]);
-    if (r.code === 0) return Date.now() - start;
-    last = r.stderr.trim();
+    if (!admission) {
+      const r = await rig.kubectl(["create", "--dry-run=server", "-f", check]);
+      admission = r.code === 0;
+      last = `admission: ${r.stderr.trim()}`;
+    }
+    // The token path has its own CA, client certificate and kubeconfig: wait on it too.
+    if (admission) {
+      last = `token: ${await tokenPathAnswer(rig)}`;
+      if (last.includes(INVALID_KEY)) return Date.now() - start;
+    }
     await new Promise((res) => setTimeout(res, 250));
   }
   throw new Error(`vgate's webhooks did not answer within ${timeoutMs} ms; last: ${last}`);
+}
+
+/** vgate's answer to a token that is no key (what every unknown token gets). */
+const INVALID_KEY = "invalid access key";
+
+/**
+ * What kube-apiserver's authenticators say of a new random token, through the TokenReview API
+ * (which runs the token webhook): vgate's "invalid access key" once the token path works, or the
+ * failure on the way (TLS, client certificate, connection). A new token each time: kube-apiserver
+ * caches failed logins.
+ */
+export async function tokenPathAnswer(rig: NodeRig, token?: string): Promise<string> {
+  const review = {
+    apiVersion: "authentication.k8s.io/v1",
+    kind: "TokenReview",
+    spec: { token: token ?? `rig-probe-${randomBytes(16).toString("hex")}` },
+  };
+  const r = await rig.kubectl(
+    ["create", "-f", "-", "-o", "jsonpath={.status.authenticated} {.status.error}"],
+    { input: JSON.stringify(review) },
+  );
+  return r.code === 0 ? r.stdout.trim() || "(no answer)" : r.stderr.trim();
 }
 
 /**
