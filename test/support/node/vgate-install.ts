@@ -322,7 +322,7 @@ export async function wireApiserver(
 export async function waitForWebhooks(rig: NodeRig, timeoutMs = 120_000): Promise<number> {
   const start = Date.now();
   // Every replica Ready (its key cache synced: /readyz says so), or a login that reaches one that
-  // is not yet is refused, and kube-apiserver caches the refusal for the token cache's TTL.
+  // is not yet is refused.
   // Through bash: rig.kubectl gives kubectl 30 s, and a rollout on a loaded machine takes longer.
   await bash(
     `kubectl -n vgate-system rollout status deployment/vgate --timeout=${Math.round(timeoutMs / 1000)}s`,
@@ -356,8 +356,8 @@ const INVALID_KEY = "invalid access key";
 /**
  * What kube-apiserver's authenticators say of a new random token, through the TokenReview API
  * (which runs the token webhook): vgate's "invalid access key" once the token path works, or the
- * failure on the way (TLS, client certificate, connection). A new token each time: kube-apiserver
- * caches failed logins.
+ * failure on the way (TLS, client certificate, connection). A new token each time, so that no
+ * cache of kube-apiserver's can answer for vgate.
  */
 export async function tokenPathAnswer(rig: NodeRig, token?: string): Promise<string> {
   const review = {
