@@ -39,7 +39,7 @@ kubectl accesskey delete -l team=ci
 # Revoke alice's keys of type Other (an admin: --all looks at everyone's keys)
 kubectl accesskey delete --all --field-selector spec.user=alice,spec.type=Other
 
-# Revoke every key you may delete
+# Revoke every key in the cluster (an admin; vgate refuses others the keys not theirs)
 kubectl accesskey delete --all`,
   options: {
     ...SELECTION_OPTIONS,
