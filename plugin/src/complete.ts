@@ -34,6 +34,8 @@ const OUTPUT_FORMATS = ["json", "yaml", "name", "wide", "jsonpath=", "custom-col
 /** create prints no table (kubectl create's printers). */
 const CREATE_OUTPUT_FORMATS = ["json", "yaml", "name", "jsonpath="];
 const SELECTABLE_FIELDS = ["metadata.name", "spec.user", "spec.team", "spec.type"];
+/** A selector typed already (names and selectors do not mix): no names to offer. */
+const SELECTOR_FLAG = /^(-l|-A|--all|--selector(=.*)?|--field-selector(=.*)?)$/;
 const SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 export async function complete(
@@ -101,6 +103,7 @@ async function candidatesFor(
   if (["rotate", "edit", "kubeconfig", "annotate"].includes(name) && positionals.length > 0) {
     return { candidates: [], directive: NO_FILES };
   }
+  if (rest.some((w) => SELECTOR_FLAG.test(w))) return { candidates: [], directive: NO_FILES };
   return {
     candidates: await keyNames(rest, options, env, new Set(positionals)),
     directive: NO_FILES,

@@ -382,14 +382,14 @@ describe("kubectl accesskey: help, usage and client errors", function () {
     const create = await plugin(["__complete", "create", "ci", "-o", ""]);
     assert.equal(create.stdout, "json\nyaml\nname\njsonpath=\n:4\n");
     // --field-selector: the selectable fields, no space after the `=`.
-    for (const command of ["list", "get", "prune"]) {
+    for (const command of ["list", "get", "prune", "delete", "describe"]) {
       const fields = await plugin(["__complete", command, "--field-selector", "spec.t"]);
       assert.equal(fields.stdout, "spec.team=\nspec.type=\n:6\n", command);
     }
   });
 
   it("-l and --field-selector are on every command that lists keys; get NAME takes neither", async () => {
-    for (const command of ["list", "get", "prune"]) {
+    for (const command of ["list", "get", "prune", "delete", "describe"]) {
       const help = await plugin([command, "--help"]);
       assert.match(help.stdout, /^ {4}-l, --selector=''/m, command);
       assert.match(help.stdout, /^ {4}--field-selector=''/m, command);
@@ -398,11 +398,46 @@ describe("kubectl accesskey: help, usage and client errors", function () {
       ["-l", "team=ci"],
       ["--field-selector", "spec.type=User"],
     ]) {
-      const r = await plugin(["get", "ci", ...selector]);
+      for (const command of ["get", "describe", "delete"]) {
+        const r = await plugin([command, "ci", ...selector]);
+        assert.deepEqual(
+          [r.code, r.stdout, r.stderr],
+          [1, "", "error: name cannot be provided when a selector is specified\n"],
+          command,
+        );
+      }
+    }
+  });
+
+  it("delete takes NAMEs, a selector or --all: NAMEs with --all, or nothing, are refused", async () => {
+    // Refused before any request: no kubeconfig is needed to say so.
+    for (const command of ["delete", "describe"]) {
+      const r = await plugin([command, "ci", "--all"]);
       assert.deepEqual(
         [r.code, r.stdout, r.stderr],
         [1, "", "error: name cannot be provided when a selector is specified\n"],
+        command,
       );
+    }
+    const nothing = await plugin(["delete", "--wait"]);
+    assert.deepEqual(
+      [nothing.code, nothing.stdout, nothing.stderr],
+      [
+        1,
+        "",
+        "error: no name was specified: give NAME..., -l SELECTOR, --field-selector SELECTOR or --all\n",
+      ],
+    );
+    for (const command of ["delete", "describe"]) {
+      const help = await plugin([command, "--help"]);
+      assert.match(help.stdout, /^ {4}-A, --all=false/m, command);
+      for (const example of [/ -l team=ci\n/, / --field-selector spec\.user=alice/]) {
+        assert.match(
+          help.stdout,
+          new RegExp(`kubectl accesskey ${command}.*${example.source}`),
+          command,
+        );
+      }
     }
   });
 });

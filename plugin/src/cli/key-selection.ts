@@ -1,6 +1,7 @@
-// Which keys a listing command is about (list, prune): the caller's own, by a field selector on
-// spec.user (the CRD declares it selectable, so the API server filters) naming the user a
-// SelfSubjectReview names, or everyone's with --all; narrowed by -l and --field-selector.
+// Which keys a listing command is about (list, prune, and delete and describe without NAMEs): the
+// caller's own, by a field selector on spec.user (the CRD declares it selectable, so the API server
+// filters) naming the user a SelfSubjectReview names, or everyone's with --all; narrowed by -l and
+// --field-selector.
 
 import type { CommandContext } from "./command.js";
 import { CliError } from "./errors.js";
@@ -21,6 +22,21 @@ export const SELECTION_HELP: FlagHelp[] = [
     text: "Field selector: spec.user, spec.team, spec.type, metadata.name",
   },
 ];
+
+/** Whether -l, --field-selector or --all pick the keys, rather than NAMEs. */
+export function selecting(ctx: CommandContext): boolean {
+  return !!ctx.string("selector") || !!ctx.string("field-selector") || ctx.flag("all");
+}
+
+/**
+ * NAMEs and a selector (--all is one, as kubectl delete's) do not mix: kubectl's resource builder
+ * refuses them, in these words, rather than ignore either.
+ */
+export function refuseNamesWithSelection(ctx: CommandContext): void {
+  if (ctx.positionals.length > 0 && selecting(ctx)) {
+    throw new CliError("name cannot be provided when a selector is specified");
+  }
+}
 
 /** The list query for the keys the flags select (one SelfSubjectReview without --all). */
 export async function keySelection(ctx: CommandContext): Promise<ListOptions> {
