@@ -157,7 +157,7 @@ async function apiAs(kubeconfig: string): Promise<AccessKeyApi> {
         true,
       ]);
       const again = await accesskey(pat, ["prune"]);
-      assert.deepEqual([again.code, again.stdout, again.stderr], [0, "", "No resources found\n"]);
+      assert.deepEqual([again.code, again.stdout, again.stderr], [0, "No resources found\n", ""]);
 
       // --all (the admin): everyone's, here narrowed to quinn's keys.
       const all = await accesskey(env.admin, [

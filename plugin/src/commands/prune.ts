@@ -94,7 +94,8 @@ async function run(ctx: CommandContext): Promise<number> {
   // A key already being deleted is left to its finalizers.
   const expired = items.filter((o) => prunable(o, now()) && !o.metadata?.["deletionTimestamp"]);
   if (expired.length === 0) {
-    ctx.io.err("No resources found\n");
+    // On standard output, as kubectl delete prints it (and delete -l here).
+    ctx.io.out("No resources found\n");
     return 0;
   }
   const deleted: string[] = [];
