@@ -10,7 +10,7 @@ import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import { HAVE_KUBECTL, KUBECTL_SKIP_REASON } from "../support/kubectl.js";
 import { role, roleBindingToUser, waitForAccess } from "../support/kube/rbac.js";
 import { pluginCluster, RUN_ID, type PluginCluster } from "./plugin-cluster.js";
-import { kubectl, type Run } from "./plugin-run.js";
+import { kubectl, withoutAges, type Run } from "./plugin-run.js";
 
 const RESOURCE = "ownedaccesskeys.management.loft.sh";
 const why = KUBE_SKIP_REASON || KUBECTL_SKIP_REASON;
@@ -23,11 +23,6 @@ function eventsSection(stdout: string): string[] {
   const lines = stdout.trimEnd().split("\n");
   const at = lines.findIndex((l) => l.startsWith("Events:"));
   return at < 0 ? [] : lines.slice(at);
-}
-
-/** The describe with its relative times, which move with the clock, replaced. */
-function withoutAges(stdout: string): string {
-  return stdout.replace(/ \((?:in \S+|\S+ ago)\)/g, " (age)");
 }
 
 (HAVE_KUBE && HAVE_KUBECTL ? describe : describe.skip)(

@@ -78,3 +78,20 @@ export function singleBinary(args: readonly string[], opts: RunOptions = {}): Pr
 export function kubectl(args: readonly string[], opts: RunOptions = {}): Promise<Run> {
   return exec("kubectl", args, opts);
 }
+
+/** `kubectl accesskey ARGS` with `kubeconfig`: the plugin as kubectl finds it on the PATH. */
+export function accesskey(
+  kubeconfig: string,
+  args: readonly string[],
+  opts: RunOptions = {},
+): Promise<Run> {
+  return kubectl(["accesskey", ...args], { kubeconfig, ...opts });
+}
+
+/**
+ * A describe with its relative times ("(3s ago)", "(in 29d)") replaced: two runs of the same
+ * describe may fall in different seconds.
+ */
+export function withoutAges(text: string): string {
+  return text.replace(/ \((?:in \S+|\S+ ago)\)/g, " (age)");
+}

@@ -12,7 +12,7 @@ import { connect } from "../../plugin/src/kube/connect.js";
 import { KubeError } from "../../webhook/src/shared/status.js";
 import { ACTIVITY_MARGIN_MS, pruneKey, prunable } from "../../plugin/src/commands/prune.js";
 import { pluginCluster, RUN_ID, type PluginCluster } from "./plugin-cluster.js";
-import { kubectl, plugin, type Run, type RunOptions } from "./plugin-run.js";
+import { accesskey, kubectl, plugin } from "./plugin-run.js";
 
 const KIND = "ownedaccesskey.management.loft.sh";
 const RESOURCE = "ownedaccesskeys.management.loft.sh";
@@ -43,9 +43,6 @@ async function apiAs(kubeconfig: string): Promise<AccessKeyApi> {
       made.push(n);
       return n;
     };
-    /** kubectl accesskey ARGS: the plugin as kubectl finds it on the PATH. */
-    const accesskey = (kubeconfig: string, args: string[], opts: RunOptions = {}): Promise<Run> =>
-      kubectl(["accesskey", ...args], { kubeconfig, ...opts });
     const exists = async (n: string): Promise<boolean> =>
       (await env.cluster.admin.get({
         apiVersion: `${env.cluster.group}/v1`,

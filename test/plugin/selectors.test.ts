@@ -8,14 +8,11 @@ import assert from "node:assert/strict";
 import { HAVE_KUBE, KUBE_SKIP_REASON } from "../support/kube/binaries.js";
 import { HAVE_KUBECTL, KUBECTL_SKIP_REASON } from "../support/kubectl.js";
 import { pluginCluster, RUN_ID, type PluginCluster } from "./plugin-cluster.js";
-import { kubectl, type Run, type RunOptions } from "./plugin-run.js";
+import { accesskey, kubectl, withoutAges } from "./plugin-run.js";
 
 const KIND = "ownedaccesskey.management.loft.sh";
 const RESOURCE = "ownedaccesskeys.management.loft.sh";
 const why = KUBE_SKIP_REASON || KUBECTL_SKIP_REASON;
-
-/** A description without its relative ages ("(3s ago)"), which may differ between two runs. */
-const ageless = (text: string) => text.replace(/ \(\d+[smhdy]\S* ago\)/g, "");
 
 (HAVE_KUBE && HAVE_KUBECTL ? describe : describe.skip)(
   `kubectl accesskey delete and describe with -l, --field-selector and --all${why}`,
@@ -32,9 +29,6 @@ const ageless = (text: string) => text.replace(/ \(\d+[smhdy]\S* ago\)/g, "");
       made.push(n);
       return n;
     };
-    /** kubectl accesskey ARGS: the plugin as kubectl finds it on the PATH. */
-    const accesskey = (kubeconfig: string, args: string[], opts: RunOptions = {}): Promise<Run> =>
-      kubectl(["accesskey", ...args], { kubeconfig, ...opts });
     const exists = async (n: string): Promise<boolean> => {
       const key = await env.cluster.admin.get({
         apiVersion: `${env.cluster.group}/v1`,
@@ -202,10 +196,10 @@ const ageless = (text: string) => text.replace(/ \(\d+[smhdy]\S* ago\)/g, "");
       const quiet = "--show-events=false";
       const selected = await accesskey(sam, ["describe", "-l", `desc=${RUN_ID}`, quiet]);
       const named = await accesskey(sam, ["describe", a, b, quiet]);
-      assert.equal(ageless(selected.stdout), ageless(named.stdout));
+      assert.equal(withoutAges(selected.stdout), withoutAges(named.stdout));
       const one = await accesskey(sam, ["describe", a, quiet]);
       const two = await accesskey(sam, ["describe", b, quiet]);
-      assert.equal(ageless(selected.stdout), ageless(`${one.stdout}\n\n${two.stdout}`));
+      assert.equal(withoutAges(selected.stdout), withoutAges(`${one.stdout}\n\n${two.stdout}`));
       const k = await kubectl(["describe", RESOURCE, "-l", `desc=${RUN_ID}`], { kubeconfig: sam });
       assert.equal(k.code, 0, k.stderr);
       const kubectlParts = k.stdout.split(/\n\n\n(?=Name: )/);
