@@ -6,6 +6,7 @@
 
 import type { OwnedAccessKey } from "./ownedaccesskey.js";
 import { isStoredHash, storedDigest } from "./key-hash.js";
+import { ownPath } from "./own-path.js";
 import { parseRfc3339 } from "./rfc3339.js";
 
 /** The annotation a rotation asks for a grace window with: whole seconds, e.g. "3600". */
@@ -28,12 +29,8 @@ export interface PreviousKey {
  * time); undefined otherwise. A malformed value never opens a window.
  */
 export function previousKeyOf(key: OwnedAccessKey | null | undefined): PreviousKey | undefined {
-  const spec = key?.spec;
-  if (!spec || !Object.hasOwn(spec, "previousKey")) return undefined;
-  const prev = spec.previousKey;
-  if (typeof prev !== "object" || prev === null || Array.isArray(prev)) return undefined;
-  const digest = Object.hasOwn(prev, "key") ? prev.key : undefined;
-  const until = Object.hasOwn(prev, "until") ? prev.until : undefined;
+  const digest = ownPath(key, ["spec", "previousKey", "key"]);
+  const until = ownPath(key, ["spec", "previousKey", "until"]);
   if (typeof digest !== "string" || !isStoredHash(digest) || typeof until !== "string") {
     return undefined;
   }
@@ -64,12 +61,8 @@ export interface PreviousKeyActivity {
 export function storedPreviousKeyActivity(
   key: OwnedAccessKey | null | undefined,
 ): PreviousKeyActivity | undefined {
-  const status = key?.status;
-  if (!status || !Object.hasOwn(status, "previousKey")) return undefined;
-  const value = status.previousKey;
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-  const until = Object.hasOwn(value, "until") ? value.until : undefined;
-  const last = Object.hasOwn(value, "lastActivity") ? value.lastActivity : undefined;
+  const until = ownPath(key, ["status", "previousKey", "until"]);
+  const last = ownPath(key, ["status", "previousKey", "lastActivity"]);
   if (typeof until !== "string" || typeof last !== "string") return undefined;
   const untilAt = parseRfc3339(until);
   const lastAt = parseRfc3339(last);
